@@ -1,0 +1,50 @@
+import NIOCore
+
+/// The receiving half of one direction's codec: one inflater and one running CRC for the whole
+/// connection (wire-format reference §2.4, §3.2, §3.4).
+///
+/// Every non-ACK frame of the direction must pass through ``decode(_:appendingTo:)`` in order,
+/// compressed or not, or later checksums and compressed frames fail. ACK frames must not.
+public final class InboundCodec {
+    private var inflater: RawInflater?
+    public private(set) var checksum = RunningChecksum()
+    public let maxInflatedFrameSize: Int
+
+    public init(maxInflatedFrameSize: Int = BLIPLimits.default.maxInflatedFrameSize) {
+        self.maxInflatedFrameSize = maxInflatedFrameSize
+    }
+
+    /// Appends the frame's uncompressed payload to `output`, updates the running CRC and checks
+    /// it against the frame's checksum. Returns the number of uncompressed bytes.
+    ///
+    /// A compressed frame with an empty payload yields nothing and does not touch the inflater
+    /// (§3.5). Errors are fatal: after one, the direction cannot be decoded any further.
+    @discardableResult
+    public func decode(_ frame: BLIPFrame, appendingTo output: inout ByteBuffer) throws(BLIPError) -> Int {
+        let start = output.writerIndex
+        let count: Int
+        if frame.flags.isCompressed && frame.payload.readableBytes > 0 {
+            if inflater == nil { inflater = try RawInflater() }
+            count = try inflater!.inflateFrame(frame.payload, into: &output, limit: maxInflatedFrameSize)
+        } else {
+            var payload = frame.payload
+            count = output.writeBuffer(&payload)
+        }
+        output.withUnsafeReadableBytes { bytes in
+            let newBytes = UnsafeRawBufferPointer(rebasing: bytes[(start - output.readerIndex)...])
+            checksum.update(newBytes)
+        }
+        guard checksum.value == frame.checksum else {
+            throw BLIPError(.badChecksum,
+                "frame \(frame.flags.type?.description ?? "?")#\(frame.number): checksum "
+                + "\(hex32(frame.checksum)), expected \(hex32(checksum.value))")
+        }
+        return count
+    }
+}
+
+/// Eight lowercase hex digits.
+func hex32(_ value: UInt32) -> String {
+    let digits = String(value, radix: 16)
+    return String(repeating: "0", count: 8 - digits.count) + digits
+}

@@ -1,0 +1,48 @@
+import NIOCore
+
+/// Which way a frame travels through an observed connection.
+public enum BLIPDirection: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// From the active peer (the side that opened the WebSocket) to the passive peer.
+    case clientToServer = 0
+    /// From the passive peer to the active peer.
+    case serverToClient = 1
+
+    public var reversed: BLIPDirection { self == .clientToServer ? .serverToClient : .clientToServer }
+    public var description: String { self == .clientToServer ? "client" : "server" }
+}
+
+/// Decodes both directions of one observed BLIP connection, as a proxy or a capture reader sees
+/// it: each direction has its own ``DirectionDecoder``, and a request seen in one direction lets
+/// the other answer it (wire-format reference §4.4, §4.5).
+///
+/// A fatal error stops only its own direction: later frames of that direction are reported as
+/// ``BLIPError/Code`` of the original failure, while the other direction goes on.
+public final class ConnectionDecoder {
+    private let decoders: [DirectionDecoder]
+    private var failures: [BLIPError?] = [nil, nil]
+
+    public init(limits: BLIPLimits = .default) {
+        decoders = [DirectionDecoder(limits: limits), DirectionDecoder(limits: limits)]
+    }
+
+    public func decoder(for direction: BLIPDirection) -> DirectionDecoder { decoders[direction.rawValue] }
+
+    /// The fatal error that stopped `direction`, if any.
+    public func failure(of direction: BLIPDirection) -> BLIPError? { failures[direction.rawValue] }
+
+    /// Decodes one frame travelling in `direction`.
+    public func receive(_ bytes: ByteBuffer, from direction: BLIPDirection) throws(BLIPError) -> DecodedFrame {
+        if let failure = failures[direction.rawValue] { throw failure }
+        let decoded: DecodedFrame
+        do {
+            decoded = try decoders[direction.rawValue].receive(bytes)
+        } catch {
+            failures[direction.rawValue] = error
+            throw error
+        }
+        if decoded.startsMessage, decoded.flags.type == .request, !decoded.flags.isNoReply {
+            decoders[direction.reversed.rawValue].expectReply(to: decoded.number)
+        }
+        return decoded
+    }
+}

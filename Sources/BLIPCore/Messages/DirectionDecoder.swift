@@ -1,0 +1,151 @@
+import NIOCore
+
+/// Everything one received frame produced.
+public struct DecodedFrame: Sendable {
+    public enum Outcome: Sendable {
+        /// An ACK frame arrived (it does not touch the codec, §2.5).
+        case ack(AckInfo)
+        /// A data frame was decoded and added to its message.
+        case data
+        /// The frame was decoded (or, for an undefined type, skipped) and then ignored, as the
+        /// peers do (§4.4). The connection goes on.
+        case ignored(BLIPError)
+    }
+
+    public var number: MessageNumber
+    public var flags: FrameFlags
+    /// Bytes after the header (payload as sent, plus the checksum for non-ACK frames).
+    public var wireBytes: Int
+    /// Uncompressed payload bytes this frame carried.
+    public var payloadBytes: Int
+    public var outcome: Outcome
+    /// True when this frame was the first of its message.
+    public var startsMessage = false
+    /// Set on the frame that completed the message's properties.
+    public var head: MessageHead?
+    /// Set on the frame that completed the message.
+    public var message: BLIPMessage?
+    /// The ACK the receiver should now send for this message (§5), if any.
+    public var ackToSend: AckInfo?
+}
+
+/// The receiving side of one direction of a BLIP connection: frame parsing, the inflater and
+/// running CRC (``InboundCodec``), and message assembly for both number spaces with the ACK rule.
+///
+/// Rules (wire-format reference §4.4): a MSG starts request `last + 1` or continues one in
+/// progress; any other MSG number is fatal. A RPY/ERR needs a pending request, registered with
+/// ``expectReply(to:)`` by whoever saw the request go the other way; one for a number at or below
+/// the highest registered one is ignored after the codec has run, a higher one is fatal.
+/// Flags come from a message's first frame (§2.1). Properties may span frames (§2.2).
+public final class DirectionDecoder {
+    public let limits: BLIPLimits
+    private let codec: InboundCodec
+    private var lastRequestNumber: MessageNumber = 0
+    private var partialRequests: [MessageNumber: PartialMessage] = [:]
+    private var partialReplies: [MessageNumber: PartialMessage] = [:]
+    private var awaitingReplies: Set<MessageNumber> = []
+    private var highestAwaitedReply: MessageNumber = 0
+
+    public init(limits: BLIPLimits = .default) {
+        self.limits = limits
+        self.codec = InboundCodec(maxInflatedFrameSize: limits.maxInflatedFrameSize)
+    }
+
+    /// The running CRC of everything decoded so far.
+    public var checksum: UInt32 { codec.checksum.value }
+    /// Messages partly received.
+    public var messagesInProgress: Int { partialRequests.count + partialReplies.count }
+
+    /// Registers that the other direction sent request `number` which expects a reply.
+    public func expectReply(to number: MessageNumber) {
+        awaitingReplies.insert(number)
+        highestAwaitedReply = max(highestAwaitedReply, number)
+    }
+
+    /// Decodes one frame (one WebSocket binary message). Fatal errors are thrown; after one the
+    /// direction is broken. Frame-level problems come back as ``DecodedFrame/Outcome/ignored(_:)``.
+    public func receive(_ bytes: ByteBuffer) throws(BLIPError) -> DecodedFrame {
+        guard bytes.readableBytes <= limits.maxIncomingFrameSize else {
+            throw BLIPError(.frameTooLarge,
+                            "frame of \(bytes.readableBytes) bytes exceeds the \(limits.maxIncomingFrameSize)-byte limit")
+        }
+        let frame = try BLIPFrame.parse(bytes)
+        var result = DecodedFrame(number: frame.number, flags: frame.flags, wireBytes: frame.bytesAfterHeader,
+                                  payloadBytes: 0, outcome: .data)
+        guard let type = frame.flags.type else {
+            // LiteCore skips undefined types without running the codec (§4.4).
+            result.outcome = .ignored(BLIPError(.unknownFrameType,
+                                                "frame #\(frame.number) has undefined type \(frame.flags.rawValue & 7)"))
+            return result
+        }
+        if type.isAck {
+            result.outcome = .ack(AckInfo(type: type, number: frame.number, bytes: frame.ackedBytes))
+            return result
+        }
+        var partial: PartialMessage
+        switch try classify(frame, type: type) {
+        case .new:
+            partial = PartialMessage(type: type, number: frame.number, flags: frame.flags)
+            result.startsMessage = true
+            if type == .request {
+                lastRequestNumber = frame.number
+            } else {
+                awaitingReplies.remove(frame.number)
+            }
+        case .continuing(let existing):
+            partial = existing
+        case .orphanReply(let error):
+            var scratch = ByteBuffer()
+            result.payloadBytes = try codec.decode(frame, appendingTo: &scratch)
+            result.outcome = .ignored(error)
+            return result
+        }
+        result.payloadBytes = try codec.decode(frame, appendingTo: &partial.stream)
+        try partial.add(frame: frame, limits: limits)
+        if let head = try partial.takeHeadIfComplete(maxPropertiesSize: limits.maxPropertiesSize) {
+            result.head = head
+        }
+        if frame.flags.hasMoreComing {
+            result.ackToSend = partial.ackDue(threshold: limits.ackThreshold)
+            store(partial)
+        } else {
+            remove(partial)
+            result.message = try partial.finish(maxPropertiesSize: limits.maxPropertiesSize)
+        }
+        return result
+    }
+
+    private enum Classification {
+        case new
+        case continuing(PartialMessage)
+        case orphanReply(BLIPError)
+    }
+
+    private func classify(_ frame: BLIPFrame, type: MessageType) throws(BLIPError) -> Classification {
+        let number = frame.number
+        if type == .request {
+            if let existing = partialRequests[number] { return .continuing(existing) }
+            if number == lastRequestNumber &+ 1 { return .new }
+            if number <= lastRequestNumber {
+                throw BLIPError(.requestAlreadyFinished, "MSG #\(number) was already finished")
+            }
+            throw BLIPError(.requestNumberGap, "MSG #\(number) skips ahead; expected #\(lastRequestNumber + 1)")
+        }
+        if let existing = partialReplies[number] { return .continuing(existing) }
+        if awaitingReplies.contains(number) { return .new }
+        if number <= highestAwaitedReply {
+            return .orphanReply(BLIPError(.replyWithoutRequest, "\(type) #\(number) answers no pending request"))
+        }
+        throw BLIPError(.replyNumberTooHigh, "\(type) #\(number) answers a request never sent")
+    }
+
+    private func store(_ partial: PartialMessage) {
+        if partial.type == .request { partialRequests[partial.number] = partial }
+        else { partialReplies[partial.number] = partial }
+    }
+
+    private func remove(_ partial: PartialMessage) {
+        if partial.type == .request { partialRequests[partial.number] = nil }
+        else { partialReplies[partial.number] = nil }
+    }
+}

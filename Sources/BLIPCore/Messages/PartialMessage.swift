@@ -1,0 +1,70 @@
+import NIOCore
+
+/// A message being assembled from its frames. Holds the uncompressed message stream.
+final class PartialMessage {
+    let type: MessageType
+    let number: MessageNumber
+    let flags: FrameFlags
+    var stream = ByteBuffer()
+    var frameCount = 0
+    var wirePayloadBytes = 0
+    /// Bytes after the header of every frame so far, for ACKs (§5).
+    var receivedBytes = 0
+    var ackedBytes = 0
+    private var properties: Properties?
+    private var bodyOffset = 0
+
+    init(type: MessageType, number: MessageNumber, flags: FrameFlags) {
+        self.type = type
+        self.number = number
+        var flags = flags
+        flags.hasMoreComing = false
+        self.flags = flags
+    }
+
+    func add(frame: BLIPFrame, limits: BLIPLimits) throws(BLIPError) {
+        frameCount += 1
+        wirePayloadBytes += frame.payload.readableBytes
+        receivedBytes += frame.bytesAfterHeader
+        guard stream.readableBytes <= limits.maxMessageSize else {
+            throw BLIPError(.messageTooLarge,
+                            "\(type) #\(number) exceeds the \(limits.maxMessageSize)-byte message limit")
+        }
+    }
+
+    /// The ACK to send now, if the unacknowledged bytes reached the threshold (§5).
+    func ackDue(threshold: Int) -> AckInfo? {
+        guard receivedBytes - ackedBytes >= threshold else { return nil }
+        ackedBytes = receivedBytes
+        return AckInfo(type: type.ackType, number: number, bytes: UInt64(receivedBytes))
+    }
+
+    /// The message head, the first time the whole properties block is present.
+    func takeHeadIfComplete(maxPropertiesSize: Int) throws(BLIPError) -> MessageHead? {
+        guard properties == nil else { return nil }
+        var view = stream
+        let decoded: Properties
+        do {
+            decoded = try Properties.decode(from: &view, maxSize: maxPropertiesSize)
+        } catch where error.code == .truncatedVarint || error.code == .propertiesTruncated {
+            return nil
+        }
+        properties = decoded
+        bodyOffset = view.readerIndex - stream.readerIndex
+        return MessageHead(type: type, number: number, flags: flags, properties: decoded)
+    }
+
+    func finish(maxPropertiesSize: Int) throws(BLIPError) -> BLIPMessage {
+        guard let properties else {
+            var view = stream
+            _ = try Properties.decode(from: &view, maxSize: maxPropertiesSize)
+            throw BLIPError(.propertiesTruncated, "\(type) #\(number) ended inside its properties")
+        }
+        let body = stream.getSlice(at: stream.readerIndex + bodyOffset, length: stream.readableBytes - bodyOffset)!
+        var message = BLIPMessage(type: type, number: number, flags: flags, properties: properties, body: body)
+        message.frameCount = frameCount
+        message.wirePayloadBytes = wirePayloadBytes
+        message.streamBytes = stream.readableBytes
+        return message
+    }
+}

@@ -1,0 +1,185 @@
+import BLIPCore
+import BLIPTestSupport
+import NIOCore
+import Testing
+
+/// Frames built by hand with an ``OutboundCodec``, fed to a ``DirectionDecoder``: the story of
+/// message assembly (wire-format §2.1, §2.2, §4.4, §5).
+@Suite("Message assembly")
+struct AssemblyTests {
+    /// Encodes frames on one running codec, as a sender would.
+    final class Sender {
+        let codec = OutboundCodec()
+        func frame(_ number: MessageNumber, _ type: MessageType, _ chunk: ByteBuffer,
+                   compressed: Bool = false, more: Bool = false, noReply: Bool = false) throws -> ByteBuffer {
+            var out = ByteBuffer()
+            try codec.encodeFrame(number: number, flags: FrameFlags(type: type, compressed: compressed, noReply: noReply, moreComing: more),
+                                  chunk: chunk, into: &out)
+            return out
+        }
+    }
+
+    static func stream(_ properties: Properties, _ body: String) -> ByteBuffer {
+        var message = BLIPMessage(type: .request, properties: properties)
+        message.body = ByteBuffer(text: body)
+        return message.encodedStream()
+    }
+
+    @Test("interleaved frames of two requests assemble separately, in their own order")
+    func interleaved() throws {
+        let sender = Sender()
+        let decoder = DirectionDecoder()
+        var one = Self.stream(["Profile": "a"], "first body")
+        var two = Self.stream(["Profile": "b"], "second body")
+        let a1 = one.readSlice(length: 5)!, b1 = two.readSlice(length: 3)!
+        #expect(try decoder.receive(sender.frame(1, .request, a1, more: true)).message == nil)
+        #expect(try decoder.receive(sender.frame(2, .request, b1, more: true, noReply: true)).startsMessage)
+        let first = try decoder.receive(sender.frame(1, .request, one, compressed: true)).message
+        let second = try decoder.receive(sender.frame(2, .request, two)).message
+        #expect(first?.profile == "a" && String(buffer: first!.body) == "first body")
+        #expect(second?.profile == "b" && String(buffer: second!.body) == "second body")
+        #expect(first?.frameCount == 2)
+        #expect(second?.isNoReply == true)
+    }
+
+    @Test("properties that span three frames arrive whole; the head comes with the frame that completes them")
+    func propertiesSpanFrames() throws {
+        let sender = Sender()
+        let decoder = DirectionDecoder()
+        let long = String(repeating: "x", count: 40_000)
+        var stream = Self.stream(["Profile": "rev", "history": long], "{}")
+        var heads = 0
+        var message: BLIPMessage?
+        while stream.readableBytes > 0 {
+            let chunk = stream.readSlice(length: min(16_000, stream.readableBytes))!
+            let decoded = try decoder.receive(sender.frame(1, .request, chunk, compressed: true, more: stream.readableBytes > 0))
+            if decoded.head != nil { heads += 1; #expect(stream.readableBytes < 16_000) }
+            message = decoded.message ?? message
+        }
+        #expect(heads == 1)
+        #expect(message?.properties["history"] == long)
+        #expect(message.map { String(buffer: $0.body) } == "{}")
+    }
+
+    @Test("a request number that skips ahead is fatal; so is one already finished")
+    func requestNumbering() throws {
+        let sender = Sender()
+        let decoder = DirectionDecoder()
+        _ = try decoder.receive(sender.frame(1, .request, Self.stream([:], "")))
+        #expect { try decoder.receive(sender.frame(3, .request, Self.stream([:], ""))) }
+            throws: { ($0 as? BLIPError)?.code == .requestNumberGap && ($0 as! BLIPError).isFatal }
+        let again = DirectionDecoder()
+        let sender2 = Sender()
+        _ = try again.receive(sender2.frame(1, .request, Self.stream([:], "")))
+        #expect { try again.receive(sender2.frame(1, .request, Self.stream([:], ""))) }
+            throws: { ($0 as? BLIPError)?.code == .requestAlreadyFinished }
+    }
+
+    @Test("replies need a pending request: a late one is ignored after the codec ran, a too-high one is fatal")
+    func replies() throws {
+        let sender = Sender()
+        let decoder = DirectionDecoder()
+        decoder.expectReply(to: 1)
+        decoder.expectReply(to: 2)
+        let reply = try decoder.receive(sender.frame(2, .response, Self.stream([:], "ok")))
+        #expect(reply.message?.type == .response)
+        let duplicate = try decoder.receive(sender.frame(2, .response, Self.stream([:], "again"), compressed: true))
+        guard case .ignored(let error) = duplicate.outcome else {
+            Issue.record("a second reply to #2 was not ignored")
+            return
+        }
+        #expect(error.code == .replyWithoutRequest && !error.isFatal)
+        // The codec ran on the ignored frame, so the next compressed frame still decodes.
+        let next = try decoder.receive(sender.frame(1, .response, Self.stream([:], "again"), compressed: true))
+        #expect(next.message.map { String(buffer: $0.body) } == "again")
+        #expect { try decoder.receive(sender.frame(9, .response, Self.stream([:], ""))) }
+            throws: { ($0 as? BLIPError)?.code == .replyNumberTooHigh }
+    }
+
+    @Test("a reply is an error when its first frame says ERR")
+    func flagsFromFirstFrame() throws {
+        let sender = Sender()
+        let decoder = DirectionDecoder()
+        decoder.expectReply(to: 1)
+        var stream = Self.stream(["Error-Domain": "HTTP", "Error-Code": "404"], "missing")
+        _ = try decoder.receive(sender.frame(1, .error, stream.readSlice(length: 10)!, more: true))
+        let done = try decoder.receive(sender.frame(1, .response, stream))
+        #expect(done.message?.type == .error)
+        #expect(done.message?.properties["Error-Code"] == "404")
+    }
+
+    @Test("an undefined frame type is ignored without touching the codec")
+    func undefinedType() throws {
+        let decoder = DirectionDecoder()
+        let decoded = try decoder.receive(hexBuffer("01 03 00 00 00 00 00"))
+        guard case .ignored(let error) = decoded.outcome else {
+            Issue.record("type 3 was not ignored")
+            return
+        }
+        #expect(error.code == .unknownFrameType)
+        #expect(decoder.checksum == 0)
+    }
+
+    @Test("a compressed frame with an empty payload yields nothing and leaves the inflater alone (§3.5)")
+    func emptyCompressedPayload() throws {
+        let sender = Sender()
+        let decoder = DirectionDecoder()
+        var stream = Self.stream(["Profile": "getAttachment"], "attachment bytes")
+        let first = try sender.frame(1, .request, stream.readSlice(length: 8)!, compressed: true, more: true)
+        _ = try decoder.receive(first)
+        // Hand-made: compressed flag, empty payload, checksum unchanged.
+        var empty = ByteBuffer()
+        BLIPFrame.writeHeader(number: 1, flags: FrameFlags(type: .request, compressed: true, moreComing: true), to: &empty)
+        empty.writeInteger(decoder.checksum, endianness: .big)
+        #expect(try decoder.receive(empty).payloadBytes == 0)
+        let last = try decoder.receive(sender.frame(1, .request, stream, compressed: true))
+        #expect(last.message.map { String(buffer: $0.body) } == "attachment bytes")
+    }
+
+    @Test("the encoder never sends an empty compressed payload")
+    func encoderClearsCompressedOnEmptyChunk() throws {
+        var out = ByteBuffer()
+        let flags = try OutboundCodec().encodeFrame(number: 1, flags: FrameFlags(type: .request, compressed: true),
+                                                    chunk: ByteBuffer(), into: &out)
+        #expect(!flags.isCompressed)
+        #expect(out.readableBytes == 2 + 4)
+    }
+
+    @Test("limits: message size and decompression bombs are fatal")
+    func limits() throws {
+        var limits = BLIPLimits()
+        limits.maxMessageSize = 1000
+        let sender = Sender()
+        let decoder = DirectionDecoder(limits: limits)
+        #expect { try decoder.receive(sender.frame(1, .request, Self.stream([:], String(repeating: "a", count: 2000)))) }
+            throws: { ($0 as? BLIPError)?.code == .messageTooLarge }
+
+        limits = BLIPLimits()
+        limits.maxInflatedFrameSize = 64 * 1024
+        let bomb = Sender()
+        let zeros = ByteBuffer(repeating: 0, count: 1_000_000)
+        #expect { try DirectionDecoder(limits: limits).receive(bomb.frame(1, .request, zeros, compressed: true)) }
+            throws: { ($0 as? BLIPError)?.code == .inflatedFrameTooLarge }
+    }
+
+    @Test("the receiver asks for an ACK once 50,000 bytes of a message are unacknowledged (§5)")
+    func ackRule() throws {
+        let sender = Sender()
+        let decoder = DirectionDecoder()
+        var random = SeededRandom(seed: 3)
+        var acks: [AckInfo] = []
+        var total = 0
+        for index in 0..<12 {
+            let chunk = index == 0
+                ? Self.stream([:], String(repeating: "b", count: 8999))
+                : ByteBuffer(bytes: random.bytes(10_000))
+            let decoded = try decoder.receive(sender.frame(1, .request, chunk, more: index < 11))
+            total += decoded.wireBytes
+            if let ack = decoded.ackToSend { acks.append(ack) }
+        }
+        // Frames carry 9,004 then 10,004 bytes after their headers (payload + checksum).
+        #expect(acks.map(\.bytes) == [59_024, 109_044])
+        #expect(acks.allSatisfy { $0.type == .ackRequest && $0.number == 1 })
+        #expect(total == 119_048)
+    }
+}

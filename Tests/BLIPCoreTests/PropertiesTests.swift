@@ -1,0 +1,54 @@
+import BLIPCore
+import BLIPTestSupport
+import NIOCore
+import Testing
+
+@Suite("Properties (wire-format §2.3)")
+struct PropertiesTests {
+    @Test("go-blip's vector: two sorted properties behind a 0x2E length")
+    func goBlipVector() throws {
+        var buffer = ByteBuffer()
+        Properties([("Content-Type", "application/octet-stream"), ("Foo", "Bar")]).encode(into: &buffer)
+        #expect(hexString(buffer) == hexString(hexBuffer("2e \"Content-Type\" 00 \"application/octet-stream\" 00 \"Foo\" 00 \"Bar\" 00")))
+        let decoded = try Properties.decode(from: &buffer)
+        #expect(decoded["Foo"] == "Bar")
+        #expect(decoded["Content-Type"] == "application/octet-stream")
+    }
+
+    @Test("empty properties are the single byte 00")
+    func empty() throws {
+        var buffer = ByteBuffer()
+        Properties().encode(into: &buffer)
+        #expect(hexString(buffer) == "00")
+        #expect(try Properties.decode(from: &buffer).isEmpty)
+    }
+
+    @Test("empty keys and values are legal")
+    func emptyStrings() throws {
+        var buffer = hexBuffer("03 00 \"a\" 00")
+        let decoded = try Properties.decode(from: &buffer)
+        #expect(decoded.pairs.count == 1)
+        #expect(decoded[""] == "a")
+    }
+
+    @Test("malformed blocks are rejected with the reason", arguments: [
+        ("", BLIPError.Code.truncatedVarint),
+        ("05 \"ab\" 00", .propertiesTruncated),
+        ("02 \"hi\"", .propertiesNotTerminated),
+        ("02 \"h\" 00", .propertiesOddCount),
+        ("08 \"a\" 00 \"1\" 00 \"a\" 00 \"2\" 00", .propertiesDuplicateKey),
+    ])
+    func malformed(hex: String, code: BLIPError.Code) {
+        var buffer = hexBuffer(hex)
+        #expect { try Properties.decode(from: &buffer) } throws: { ($0 as? BLIPError)?.code == code }
+    }
+
+    @Test("a block over the cap is refused before it arrives")
+    func cap() {
+        var buffer = ByteBuffer()
+        Varint.write(100 * 1024 + 1, to: &buffer)
+        #expect { try Properties.decode(from: &buffer) } throws: { ($0 as? BLIPError)?.code == .propertiesTooLarge }
+        var small = hexBuffer("04 \"a\" 00 \"b\" 00")
+        #expect { try Properties.decode(from: &small, maxSize: 3) } throws: { ($0 as? BLIPError)?.code == .propertiesTooLarge }
+    }
+}
