@@ -47,18 +47,23 @@ struct AssemblyTests {
         let sender = Sender()
         let decoder = DirectionDecoder()
         let long = String(repeating: "x", count: 40_000)
-        var stream = Self.stream(["Profile": "rev", "history": long], "{}")
+        let body = "{" + String(repeating: " ", count: 20_000) + "}"
+        var stream = Self.stream(["Profile": "rev", "history": long], body)
         var heads = 0
         var message: BLIPMessage?
         while stream.readableBytes > 0 {
             let chunk = stream.readSlice(length: min(16_000, stream.readableBytes))!
             let decoded = try decoder.receive(sender.frame(1, .request, chunk, compressed: true, more: stream.readableBytes > 0))
-            if decoded.head != nil { heads += 1; #expect(stream.readableBytes < 16_000) }
+            if let head = decoded.head {
+                heads += 1
+                #expect(head.properties.profile == "rev")
+                #expect(decoded.message == nil && stream.readableBytes < 24_000)
+            }
             message = decoded.message ?? message
         }
         #expect(heads == 1)
         #expect(message?.properties["history"] == long)
-        #expect(message.map { String(buffer: $0.body) } == "{}")
+        #expect(message.map { String(buffer: $0.body) } == body)
     }
 
     @Test("a request number that skips ahead is fatal; so is one already finished")

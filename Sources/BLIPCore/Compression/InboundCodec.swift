@@ -14,6 +14,27 @@ public final class InboundCodec {
         self.maxInflatedFrameSize = maxInflatedFrameSize
     }
 
+    /// Returns the frame's uncompressed payload, checking the running CRC: a slice of the frame
+    /// itself when it is not compressed (no copy), else a new buffer holding the inflated bytes.
+    public func decode(_ frame: BLIPFrame) throws(BLIPError) -> ByteBuffer {
+        if frame.flags.isCompressed && frame.payload.readableBytes > 0 {
+            var output = ByteBuffer()
+            try decode(frame, appendingTo: &output)
+            return output
+        }
+        checksum.update(frame.payload)
+        try verify(frame)
+        return frame.payload
+    }
+
+    private func verify(_ frame: BLIPFrame) throws(BLIPError) {
+        guard checksum.value == frame.checksum else {
+            throw BLIPError(.badChecksum,
+                "frame \(frame.flags.type?.description ?? "?")#\(frame.number): checksum "
+                + "\(hex32(frame.checksum)), expected \(hex32(checksum.value))")
+        }
+    }
+
     /// Appends the frame's uncompressed payload to `output`, updates the running CRC and checks
     /// it against the frame's checksum. Returns the number of uncompressed bytes.
     ///
@@ -34,11 +55,7 @@ public final class InboundCodec {
             let newBytes = UnsafeRawBufferPointer(rebasing: bytes[(start - output.readerIndex)...])
             checksum.update(newBytes)
         }
-        guard checksum.value == frame.checksum else {
-            throw BLIPError(.badChecksum,
-                "frame \(frame.flags.type?.description ?? "?")#\(frame.number): checksum "
-                + "\(hex32(frame.checksum)), expected \(hex32(checksum.value))")
-        }
+        try verify(frame)
         return count
     }
 }

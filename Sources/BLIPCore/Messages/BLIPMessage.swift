@@ -54,6 +54,22 @@ public struct BLIPMessage: Sendable {
                            properties: ["Error-Domain": domain, "Error-Code": String(code)], body: body)
     }
 
+    /// Builds a received message from its whole stream `uvarint(P) || properties || body`.
+    init(decoding stream: ByteBuffer, type: MessageType, number: MessageNumber, flags: FrameFlags,
+         frameCount: Int, wirePayloadBytes: Int, limits: BLIPLimits) throws(BLIPError) {
+        guard stream.readableBytes <= limits.maxMessageSize else {
+            throw BLIPError(.messageTooLarge, "\(type) #\(number) exceeds the \(limits.maxMessageSize)-byte message limit")
+        }
+        var body = stream
+        let properties = try Properties.decode(from: &body, maxSize: limits.maxPropertiesSize)
+        var flags = flags
+        flags.hasMoreComing = false
+        self.init(type: type, number: number, flags: flags, properties: properties, body: body)
+        self.frameCount = frameCount
+        self.wirePayloadBytes = wirePayloadBytes
+        self.streamBytes = stream.readableBytes
+    }
+
     public var isCompressed: Bool { flags.isCompressed }
     public var isUrgent: Bool { flags.isUrgent }
     public var isNoReply: Bool { flags.isNoReply }

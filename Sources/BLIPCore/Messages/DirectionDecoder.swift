@@ -21,7 +21,8 @@ public struct DecodedFrame: Sendable {
     public var outcome: Outcome
     /// True when this frame was the first of its message.
     public var startsMessage = false
-    /// Set on the frame that completed the message's properties.
+    /// Set on the frame that completed the message's properties, when more frames follow (a
+    /// message whole in one frame comes only as ``message``).
     public var head: MessageHead?
     /// Set on the frame that completed the message.
     public var message: BLIPMessage?
@@ -82,16 +83,24 @@ public final class DirectionDecoder {
             result.outcome = .ack(AckInfo(type: type, number: frame.number, bytes: frame.ackedBytes))
             return result
         }
-        var partial: PartialMessage
+        let partial: PartialMessage
         switch try classify(frame, type: type) {
         case .new:
-            partial = PartialMessage(type: type, number: frame.number, flags: frame.flags)
             result.startsMessage = true
             if type == .request {
                 lastRequestNumber = frame.number
             } else {
                 awaitingReplies.remove(frame.number)
             }
+            if !frame.flags.hasMoreComing {
+                // A whole message in one frame, the common case: no assembly state at all.
+                let stream = try codec.decode(frame)
+                result.payloadBytes = stream.readableBytes
+                result.message = try BLIPMessage(decoding: stream, type: type, number: frame.number, flags: frame.flags,
+                                                 frameCount: 1, wirePayloadBytes: frame.payload.readableBytes, limits: limits)
+                return result
+            }
+            partial = PartialMessage(type: type, number: frame.number, flags: frame.flags)
         case .continuing(let existing):
             partial = existing
         case .orphanReply(let error):
@@ -100,17 +109,20 @@ public final class DirectionDecoder {
             result.outcome = .ignored(error)
             return result
         }
-        result.payloadBytes = try codec.decode(frame, appendingTo: &partial.stream)
-        try partial.add(frame: frame, limits: limits)
-        if let head = try partial.takeHeadIfComplete(maxPropertiesSize: limits.maxPropertiesSize) {
-            result.head = head
+        if partial.frameCount == 0 {
+            partial.stream = try codec.decode(frame)
+            result.payloadBytes = partial.stream.readableBytes
+        } else {
+            result.payloadBytes = try codec.decode(frame, appendingTo: &partial.stream)
         }
+        try partial.add(frame: frame, limits: limits)
         if frame.flags.hasMoreComing {
+            result.head = try partial.takeHeadIfComplete(maxPropertiesSize: limits.maxPropertiesSize)
             result.ackToSend = partial.ackDue(threshold: limits.ackThreshold)
             store(partial)
         } else {
             remove(partial)
-            result.message = try partial.finish(maxPropertiesSize: limits.maxPropertiesSize)
+            result.message = try partial.finish(limits: limits)
         }
         return result
     }

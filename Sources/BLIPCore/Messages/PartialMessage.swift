@@ -54,11 +54,10 @@ final class PartialMessage {
         return MessageHead(type: type, number: number, flags: flags, properties: decoded)
     }
 
-    func finish(maxPropertiesSize: Int) throws(BLIPError) -> BLIPMessage {
+    func finish(limits: BLIPLimits) throws(BLIPError) -> BLIPMessage {
         guard let properties else {
-            var view = stream
-            _ = try Properties.decode(from: &view, maxSize: maxPropertiesSize)
-            throw BLIPError(.propertiesTruncated, "\(type) #\(number) ended inside its properties")
+            return try BLIPMessage(decoding: stream, type: type, number: number, flags: flags, frameCount: frameCount,
+                                   wirePayloadBytes: wirePayloadBytes, limits: limits)
         }
         let body = stream.getSlice(at: stream.readerIndex + bodyOffset, length: stream.readableBytes - bodyOffset)!
         var message = BLIPMessage(type: type, number: number, flags: flags, properties: properties, body: body)

@@ -4,34 +4,96 @@ import NIOCore
 ///
 /// Encoded as `uvarint(P)` then P bytes of `key\0value\0…`. There is no token table in BLIP 3.
 /// Order is kept as received (go-blip sends them in random order, so never depend on it).
+///
+/// Decoded properties keep the validated block as received (a slice, no copy) and read keys and
+/// values from it on demand, so decoding a message allocates nothing for its properties, and
+/// forwarding them re-encodes the exact bytes. Setting a property switches to a list of pairs.
 public struct Properties: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral,
     CustomStringConvertible
 {
-    public private(set) var pairs: [(key: String, value: String)]
+    public typealias Pair = (key: String, value: String)
 
-    public init() { pairs = [] }
-    public init(_ pairs: [(String, String)]) { self.pairs = pairs.map { (key: $0.0, value: $0.1) } }
+    private enum Storage: Sendable {
+        /// A validated block (NUL-terminated strings, even count, no duplicate key) and its pair count.
+        case block(ByteBuffer, count: Int)
+        case pairs([Pair])
+    }
+
+    private var storage: Storage
+
+    public init() { storage = .pairs([]) }
+    /// Properties from pairs. Keys and values must not contain NUL (a precondition: a NUL would
+    /// corrupt the block's framing).
+    public init(_ pairs: [(String, String)]) {
+        for (key, value) in pairs { Self.checkNoNUL(key, value) }
+        storage = .pairs(pairs.map { (key: $0.0, value: $0.1) })
+    }
+
+    private static func checkNoNUL(_ key: String, _ value: String) {
+        precondition(!key.utf8.contains(0) && !value.utf8.contains(0), "BLIP property strings cannot contain NUL")
+    }
     public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
 
     public static func == (lhs: Properties, rhs: Properties) -> Bool {
         lhs.pairs.elementsEqual(rhs.pairs) { $0.key == $1.key && $0.value == $1.value }
     }
 
-    /// The value of `key`, or nil. Setting replaces the first pair with that key or appends one.
-    public subscript(key: String) -> String? {
-        get { pairs.first { $0.key == key }?.value }
-        set {
-            if let index = pairs.firstIndex(where: { $0.key == key }) {
-                if let newValue { pairs[index].value = newValue } else { pairs.remove(at: index) }
-            } else if let newValue {
-                pairs.append((key: key, value: newValue))
+    /// The pairs in order.
+    public var pairs: [Pair] {
+        switch storage {
+        case .pairs(let pairs):
+            return pairs
+        case .block(let block, let count):
+            var result: [Pair] = []
+            result.reserveCapacity(count)
+            Self.forEachPair(in: block) { key, value in
+                result.append((key: String(decoding: key, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
+                return true
             }
+            return result
         }
     }
 
-    public var count: Int { pairs.count }
-    public var isEmpty: Bool { pairs.isEmpty }
-    public func makeIterator() -> IndexingIterator<[(key: String, value: String)]> { pairs.makeIterator() }
+    /// The value of `key`, or nil. Setting replaces the first pair with that key or appends one.
+    public subscript(key: String) -> String? {
+        get {
+            switch storage {
+            case .pairs(let pairs):
+                return pairs.first { $0.key == key }?.value
+            case .block(let block, _):
+                var found: String?
+                var wanted = key
+                wanted.withUTF8 { wantedKey in
+                    Self.forEachPair(in: block) { candidate, value in
+                        guard candidate.elementsEqual(UnsafeRawBufferPointer(wantedKey)) else { return true }
+                        found = String(decoding: value, as: UTF8.self)
+                        return false
+                    }
+                }
+                return found
+            }
+        }
+        set {
+            Self.checkNoNUL(key, newValue ?? "")
+            var list = pairs
+            if let index = list.firstIndex(where: { $0.key == key }) {
+                if let newValue { list[index].value = newValue } else { list.remove(at: index) }
+            } else if let newValue {
+                list.append((key: key, value: newValue))
+            }
+            storage = .pairs(list)
+        }
+    }
+
+    public var count: Int {
+        switch storage {
+        case .pairs(let pairs): return pairs.count
+        case .block(_, let count): return count
+        }
+    }
+
+    public var isEmpty: Bool { count == 0 }
+    public func makeIterator() -> IndexingIterator<[Pair]> { pairs.makeIterator() }
 
     /// The `Profile` property: the request's kind (§2.3).
     public var profile: String? { self["Profile"] }
@@ -39,53 +101,35 @@ public struct Properties: Sendable, Equatable, Sequence, ExpressibleByDictionary
     public var description: String { pairs.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }
 
     /// The size of the encoded block, without the length varint.
-    public var encodedSize: Int { pairs.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 } }
+    public var encodedSize: Int {
+        switch storage {
+        case .pairs(let pairs): return pairs.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 }
+        case .block(let block, _): return block.readableBytes
+        }
+    }
 
-    /// Appends `uvarint(P)` and the block to `buffer`. Keys and values must not contain NUL.
+    /// Appends `uvarint(P)` and the block to `buffer`.
     public func encode(into buffer: inout ByteBuffer) {
         Varint.write(UInt64(encodedSize), to: &buffer)
-        for pair in pairs {
-            precondition(!pair.key.utf8.contains(0) && !pair.value.utf8.contains(0),
-                         "BLIP property strings cannot contain NUL")
-            buffer.writeString(pair.key)
-            buffer.writeInteger(UInt8(0))
-            buffer.writeString(pair.value)
-            buffer.writeInteger(UInt8(0))
-        }
-    }
-
-    /// Decodes a properties block (without its length varint), with every check of §2.3:
-    /// a non-empty block ends with NUL, holds an even number of strings and no duplicate key.
-    /// UTF-8 is not validated (no peer does); invalid sequences are shown repaired.
-    public static func decode(block bytes: UnsafeRawBufferPointer) throws(BLIPError) -> Properties {
-        var properties = Properties()
-        guard !bytes.isEmpty else { return properties }
-        guard bytes[bytes.count - 1] == 0 else {
-            throw BLIPError(.propertiesNotTerminated, "properties are not NUL-terminated")
-        }
-        var strings: [String] = []
-        var start = 0
-        for index in 0..<bytes.count where bytes[index] == 0 {
-            strings.append(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
-            start = index + 1
-        }
-        guard strings.count % 2 == 0 else {
-            throw BLIPError(.propertiesOddCount, "properties hold an odd number of strings (\(strings.count))")
-        }
-        properties.pairs.reserveCapacity(strings.count / 2)
-        var index = 0
-        while index < strings.count {
-            let key = strings[index]
-            if properties.pairs.contains(where: { $0.key == key }) {
-                throw BLIPError(.propertiesDuplicateKey, "property \"\(key)\" appears twice")
+        switch storage {
+        case .block(let block, _):
+            buffer.writeImmutableBuffer(block)
+        case .pairs(let pairs):
+            for pair in pairs {
+                buffer.writeString(pair.key)
+                buffer.writeInteger(UInt8(0))
+                buffer.writeString(pair.value)
+                buffer.writeInteger(UInt8(0))
             }
-            properties.pairs.append((key: key, value: strings[index + 1]))
-            index += 2
         }
-        return properties
     }
+}
 
-    /// Decodes `uvarint(P)` and the block from the front of `buffer` (moving its reader index).
+extension Properties {
+    /// Decodes `uvarint(P)` and the block from the front of `buffer` (moving its reader index),
+    /// with every check of §2.3: P within `maxSize`, a non-empty block ends with NUL, holds an even
+    /// number of strings and no duplicate key. UTF-8 is not validated (no peer does); invalid
+    /// sequences are shown repaired.
     public static func decode(from buffer: inout ByteBuffer,
                               maxSize: Int = BLIPLimits.default.maxPropertiesSize) throws(BLIPError) -> Properties {
         let size = try Varint.read(from: &buffer)
@@ -96,12 +140,69 @@ public struct Properties: Sendable, Equatable, Sequence, ExpressibleByDictionary
             throw BLIPError(.propertiesTruncated, "properties of \(size) bytes, only \(buffer.readableBytes) present")
         }
         let block = buffer.readSlice(length: Int(size))!
-        var result = Properties()
-        var failure: BLIPError?
-        block.withUnsafeReadableBytes { bytes in
-            do { result = try decode(block: bytes) } catch let error as BLIPError { failure = error } catch {}
+        return try decode(block: block)
+    }
+
+    /// Validates a properties block (without its length varint) and wraps it.
+    public static func decode(block: ByteBuffer) throws(BLIPError) -> Properties {
+        guard block.readableBytes > 0 else { return Properties() }
+        let checked: Result<Int, BLIPError> = block.withUnsafeReadableBytes { bytes in
+            guard bytes[bytes.count - 1] == 0 else {
+                return .failure(BLIPError(.propertiesNotTerminated, "properties are not NUL-terminated"))
+            }
+            var strings = 0
+            for byte in bytes where byte == 0 { strings += 1 }
+            guard strings % 2 == 0 else {
+                return .failure(BLIPError(.propertiesOddCount, "properties hold an odd number of strings (\(strings))"))
+            }
+            if let duplicate = duplicateKey(in: bytes, pairCount: strings / 2) { return .failure(duplicate) }
+            return .success(strings / 2)
         }
-        if let failure { throw failure }
-        return result
+        return Properties(storage: .block(block, count: try checked.get()))
+    }
+
+    private init(storage: Storage) { self.storage = storage }
+
+    /// A duplicate key, if any: each key against the earlier ones for a few keys (no
+    /// allocation), with a set beyond that (hostile blocks can hold thousands of keys).
+    private static func duplicateKey(in bytes: UnsafeRawBufferPointer, pairCount: Int) -> BLIPError? {
+        var seen: Set<[UInt8]> = []
+        var duplicate: UnsafeRawBufferPointer?
+        forEachPair(in: bytes) { key, _ in
+            if pairCount <= 16 {
+                let earlier = UnsafeRawBufferPointer(rebasing: bytes[..<(key.baseAddress! - bytes.baseAddress!)])
+                forEachPair(in: earlier) { other, _ in
+                    if other.elementsEqual(key) { duplicate = key }
+                    return duplicate == nil
+                }
+            } else if !seen.insert(Array(key)).inserted {
+                duplicate = key
+            }
+            return duplicate == nil
+        }
+        guard let duplicate else { return nil }
+        return BLIPError(.propertiesDuplicateKey, "property \"\(String(decoding: duplicate, as: UTF8.self))\" appears twice")
+    }
+
+    private static func forEachPair(in block: ByteBuffer,
+                                    _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool) {
+        block.withUnsafeReadableBytes { forEachPair(in: $0, body) }
+    }
+
+    /// Calls `body` with each key and value (without NULs) until it returns false.
+    private static func forEachPair(in bytes: UnsafeRawBufferPointer,
+                                    _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool) {
+        var start = 0
+        var key: UnsafeRawBufferPointer?
+        for index in 0..<bytes.count where bytes[index] == 0 {
+            let string = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+            start = index + 1
+            if let pendingKey = key {
+                key = nil
+                if !body(pendingKey, string) { return }
+            } else {
+                key = string
+            }
+        }
     }
 }

@@ -16,9 +16,9 @@ import NIOCore
 public final class OutboundQueue {
     public let limits: BLIPLimits
     private let codec: OutboundCodec
-    private var queue: [OutgoingMessage] = []
+    private var queue = CircularBuffer<OutgoingMessage>()
     private var paused: [MessageType: [MessageNumber: OutgoingMessage]] = [.request: [:], .response: [:]]
-    private var pendingAcks: [AckInfo] = []
+    private var pendingAcks = CircularBuffer<AckInfo>()
     public private(set) var lastRequestNumber: MessageNumber = 0
 
     /// Room left for deflate's growth on incompressible data (well above zlib's bound for 16 KiB).
@@ -85,7 +85,7 @@ public final class OutboundQueue {
             let ack = pendingAcks.removeFirst()
             return OutgoingFrame(bytes: BLIPFrame.ack(ack.type, number: ack.number, bytes: ack.bytes, allocator: allocator),
                                  number: ack.number, flags: FrameFlags(type: ack.type, urgent: true, noReply: true),
-                                 isLastFrame: true)
+                                 isLastFrame: true, chunkLength: 0)
         }
         guard !queue.isEmpty else { return nil }
         let message = queue.removeFirst()
@@ -110,7 +110,8 @@ public final class OutboundQueue {
                 insert(message, isNew: false)
             }
         }
-        return OutgoingFrame(bytes: bytes, number: message.number, flags: written, isLastFrame: isLast)
+        return OutgoingFrame(bytes: bytes, number: message.number, flags: written, isLastFrame: isLast,
+                             chunkLength: chunkLength)
     }
 
     /// Where a message goes in the queue (§4.3).
@@ -122,18 +123,19 @@ public final class OutboundQueue {
         }
         var index = count - 1
         while index > 0 {
-            if queue[index].flags.isUrgent {
+            let queued = queue[queue.index(queue.startIndex, offsetBy: index)]
+            if queued.flags.isUrgent {
                 index += 2
                 break
             }
-            if isNew && queue[index].framesSent == 0 {
+            if isNew && queued.framesSent == 0 {
                 index += 1
                 break
             }
             index -= 1
         }
         if index == 0 { index = 1 }
-        queue.insert(message, at: min(index, count))
+        queue.insert(message, at: queue.index(queue.startIndex, offsetBy: min(index, count)))
     }
 }
 
@@ -144,6 +146,8 @@ public struct OutgoingFrame: Sendable {
     public var flags: FrameFlags
     /// True when this frame finished its message (always true for an ACK).
     public var isLastFrame: Bool
+    /// How many bytes of the message stream (uncompressed) the frame carries.
+    public var chunkLength: Int
 }
 
 /// A message being sent: its remaining stream and its flow-control counters.

@@ -1,0 +1,26 @@
+import ArgumentParser
+
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Benchmarks, to run in release mode (swift build -c release).",
+        subcommands: [CodecBench.self]
+    )
+}
+
+struct CodecBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "codec",
+        abstract: "BLIP codec throughput against bare zlib + crc32 on the same data."
+    )
+
+    @Option(help: "Megabytes of uncompressed payload per workload.")
+    var megabytes: Int = 64
+
+    @Option(help: "Repetitions per workload; the best is reported.")
+    var rounds: Int = 5
+
+    func run() throws {
+        try CodecBenchmark(megabytes: megabytes, rounds: rounds).run()
+    }
+}
