@@ -11,41 +11,52 @@ public final class OutboundCodec {
         self.compressionLevel = compressionLevel
     }
 
-    /// Writes a complete non-ACK frame (header, payload, running checksum) to `output`.
+    /// Writes a complete non-ACK frame (header, payload, running checksum) to `output`. The
+    /// frame's chunk of the message stream is `first` followed by `second` (either may be empty),
+    /// so a sender can frame the properties and the body without joining them first.
     ///
     /// With the Compressed flag the payload is deflated with a sync flush and the trailer removed.
     /// An empty chunk is never sent compressed (§3.5): the flag is cleared on that frame, which is
     /// legal per frame. Returns the flags actually written.
     @discardableResult
-    public func encodeFrame(number: MessageNumber, flags: FrameFlags, chunk: UnsafeRawBufferPointer,
+    public func encodeFrame(number: MessageNumber, flags: FrameFlags, first: UnsafeRawBufferPointer,
+                            second: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
                             into output: inout ByteBuffer) throws(BLIPError) -> FrameFlags {
         precondition(flags.type?.isAck != true, "ACK frames bypass the codec")
         var flags = flags
-        if chunk.isEmpty { flags.isCompressed = false }
+        if first.isEmpty && second.isEmpty { flags.isCompressed = false }
         BLIPFrame.writeHeader(number: number, flags: flags, to: &output)
         if flags.isCompressed {
             if deflater == nil { deflater = try RawDeflater(level: compressionLevel) }
-            _ = try deflater!.deflateFrame(chunk, into: &output)
+            _ = try deflater!.deflateFrame(first, second, into: &output)
         } else {
-            output.writeBytes(chunk)
+            output.writeBytes(first)
+            output.writeBytes(second)
         }
-        checksum.update(chunk)
+        checksum.update(first)
+        checksum.update(second)
         output.writeInteger(checksum.value, endianness: .big)
         return flags
     }
 
-    /// Convenience over ``encodeFrame(number:flags:chunk:into:)`` for a `ByteBuffer` chunk.
+    /// Convenience over ``encodeFrame(number:flags:first:second:into:)`` for one `ByteBuffer` chunk.
     @discardableResult
     public func encodeFrame(number: MessageNumber, flags: FrameFlags, chunk: ByteBuffer,
                             into output: inout ByteBuffer) throws(BLIPError) -> FrameFlags {
-        var result = flags
-        var failure: BLIPError?
-        chunk.withUnsafeReadableBytes { bytes in
-            do { result = try encodeFrame(number: number, flags: flags, chunk: bytes, into: &output) }
-            catch let error as BLIPError { failure = error }
-            catch { preconditionFailure("only BLIPError is thrown") }
+        try encodeFrame(number: number, flags: flags, first: chunk, second: ByteBuffer(), into: &output)
+    }
+
+    /// ``encodeFrame(number:flags:first:second:into:)`` over two `ByteBuffer`s.
+    @discardableResult
+    public func encodeFrame(number: MessageNumber, flags: FrameFlags, first: ByteBuffer, second: ByteBuffer,
+                            into output: inout ByteBuffer) throws(BLIPError) -> FrameFlags {
+        let result: Result<FrameFlags, BLIPError> = first.withUnsafeReadableBytes { one in
+            second.withUnsafeReadableBytes { two in
+                do { return .success(try encodeFrame(number: number, flags: flags, first: one, second: two, into: &output)) }
+                catch let error as BLIPError { return .failure(error) }
+                catch { preconditionFailure("only BLIPError is thrown") }
+            }
         }
-        if let failure { throw failure }
-        return result
+        return try result.get()
     }
 }

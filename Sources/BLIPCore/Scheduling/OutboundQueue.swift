@@ -19,6 +19,9 @@ public final class OutboundQueue {
     private var queue = CircularBuffer<OutgoingMessage>()
     private var paused: [MessageType: [MessageNumber: OutgoingMessage]] = [.request: [:], .response: [:]]
     private var pendingAcks = CircularBuffer<AckInfo>()
+    /// Where a message's properties are encoded while its first frames are cut; reused, so
+    /// framing allocates nothing but each frame's own buffer.
+    private var headScratch = ByteBuffer()
     public private(set) var lastRequestNumber: MessageNumber = 0
 
     /// Room left for deflate's growth on incompressible data (well above zlib's bound for 16 KiB).
@@ -60,7 +63,7 @@ public final class OutboundQueue {
         flags.rawValue = (flags.rawValue & ~FrameFlags.typeMask) | message.type.rawValue
         flags.hasMoreComing = false
         let outgoing = OutgoingMessage(type: message.type, number: message.number, flags: flags,
-                                       stream: message.encodedStream())
+                                       properties: message.properties, body: message.body)
         insert(outgoing, isNew: true)
     }
 
@@ -95,12 +98,21 @@ public final class OutboundQueue {
         let header = Varint.encodedLength(message.number) + 1
         var room = frameLimit - header - 4
         if flags.isCompressed { room -= Self.deflateAllowance }
-        let chunkLength = min(max(room, 1), message.stream.readableBytes)
-        let chunk = message.stream.readSlice(length: chunkLength)!
-        let isLast = message.stream.readableBytes == 0
+        let chunkLength = min(max(room, 1), message.remainingBytes)
+        var headPiece = ByteBuffer()
+        if message.offset < message.headLength {
+            headScratch.clear()
+            message.properties.encode(into: &headScratch)
+            headPiece = headScratch.getSlice(at: message.offset, length: min(message.headLength - message.offset, chunkLength))!
+        }
+        let bodyStart = message.body.readerIndex + max(0, message.offset - message.headLength)
+        let bodyPiece = message.body.getSlice(at: bodyStart, length: chunkLength - headPiece.readableBytes)!
+        message.offset += chunkLength
+        let isLast = message.remainingBytes == 0
         flags.hasMoreComing = !isLast
         var bytes = allocator.buffer(capacity: chunkLength + header + 4 + Self.deflateAllowance)
-        let written = try codec.encodeFrame(number: message.number, flags: flags, chunk: chunk, into: &bytes)
+        let written = try codec.encodeFrame(number: message.number, flags: flags, first: headPiece, second: bodyPiece,
+                                            into: &bytes)
         message.sentBytes += bytes.readableBytes - header
         message.framesSent += 1
         if !isLast {
@@ -155,17 +167,27 @@ final class OutgoingMessage {
     let type: MessageType
     let number: MessageNumber
     let flags: FrameFlags
-    var stream: ByteBuffer
+    let properties: Properties
+    let body: ByteBuffer
+    /// Bytes of `uvarint(P) || properties`: the head of the message stream (§2.2).
+    let headLength: Int
+    /// Bytes of the message stream already framed.
+    var offset = 0
     var sentBytes = 0
     var ackedBytes = 0
     var framesSent = 0
 
-    init(type: MessageType, number: MessageNumber, flags: FrameFlags, stream: ByteBuffer) {
+    init(type: MessageType, number: MessageNumber, flags: FrameFlags, properties: Properties, body: ByteBuffer) {
         self.type = type
         self.number = number
         self.flags = flags
-        self.stream = stream
+        self.properties = properties
+        self.body = body
+        let size = properties.encodedSize
+        headLength = Varint.encodedLength(UInt64(size)) + size
     }
+
+    var remainingBytes: Int { headLength + body.readableBytes - offset }
 
     /// ACKRPY covers both RPY and ERR, so replies share one number space.
     var numberSpace: MessageType { type == .request ? .request : .response }

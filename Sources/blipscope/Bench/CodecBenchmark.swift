@@ -8,6 +8,8 @@ import NIOCore
 struct CodecBenchmark {
     let megabytes: Int
     let rounds: Int
+    var only: String?
+    var codecOnly = false
 
     struct Workload {
         let name: String
@@ -27,12 +29,12 @@ struct CodecBenchmark {
         print("BLIP codec benchmark: \(megabytes) MB of message payload per workload, best of \(rounds)")
         print(pad("workload", 26), pad("op", 7), pad("codec frames/s", 15), pad("codec MB/s", 11),
               pad("zlib MB/s", 10), "codec/zlib time")
-        for workload in Self.workloads {
+        for workload in Self.workloads where only.map({ workload.name.contains($0) }) ?? true {
             let data = BenchData(workload: workload, totalBytes: megabytes * 1_000_000)
             let decode = try best { try decodeWithCodec(data) }
-            let bareDecode = best { bareInflate(data) }
+            let bareDecode = codecOnly ? .nan : best { bareInflate(data) }
             let encode = try best { try encodeWithCodec(data) }
-            let bareEncode = best { bareDeflate(data) }
+            let bareEncode = codecOnly ? .nan : best { bareDeflate(data) }
             report(workload, "decode", frames: data.frames.count, bytes: data.payloadBytes, codec: decode, bare: bareDecode)
             report(workload, "encode", frames: data.frames.count, bytes: data.payloadBytes, codec: encode, bare: bareEncode)
         }

@@ -20,7 +20,13 @@ struct CodecBench: ParsableCommand {
     @Option(help: "Repetitions per workload; the best is reported.")
     var rounds: Int = 5
 
+    @Option(help: "Run only the workloads whose name contains this text.")
+    var only: String?
+
+    @Flag(help: "Skip the bare zlib baseline (to profile the codec alone).")
+    var codecOnly = false
+
     func run() throws {
-        try CodecBenchmark(megabytes: megabytes, rounds: rounds).run()
+        try CodecBenchmark(megabytes: megabytes, rounds: rounds, only: only, codecOnly: codecOnly).run()
     }
 }
