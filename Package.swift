@@ -85,7 +85,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ReplicationTests",
-            dependencies: ["Replication", "BLIPCore", "BLIPTestSupport"]
+            dependencies: ["Replication", "BLIPCore", "BLIPTestSupport"],
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "RelayTests",

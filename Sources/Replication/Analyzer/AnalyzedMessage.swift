@@ -1,0 +1,25 @@
+import BLIPCore
+import Foundation
+
+/// What the analyzer made of one message: its typed view, the reply latency, and any findings
+/// it raised. ``summary`` is the relay's log line.
+public struct AnalyzedMessage: Sendable {
+    public var message: ReplicationMessage
+    public var from: BLIPDirection
+    public var time: Double
+    /// For a reply: seconds since its request completed.
+    public var latency: Double?
+    public var findings: [Finding]
+
+    public var summary: String { message.summary }
+}
+
+/// JSON text for the analyzer's results (`inspect --json`): one compact object, keys sorted.
+public enum ReplicationJSON {
+    public static func encode(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

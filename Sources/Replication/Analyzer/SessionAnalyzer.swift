@@ -1,0 +1,90 @@
+import BLIPCore
+import Foundation
+
+/// Follows one replication session from both directions: pairs requests with replies and
+/// measures latency, keeps per-document timelines, checkpoint history, the session summary and
+/// protocol-violation findings, and says why a session is stuck (replication-protocol §3, §5).
+///
+/// The relay and `blipscope inspect` feed it the same events; time is passed in (seconds on any
+/// monotonic scale), never read from a clock. Thread-safe (one lock), though one session's
+/// events should come in order. Memory is bounded by ``AnalyzerLimits``.
+public final class SessionAnalyzer: @unchecked Sendable {
+    public let connection: Int
+    public let limits: AnalyzerLimits
+    private let registry: CheckpointRegistry?
+    private let lock = NSLock()
+    private var state: SessionState
+
+    /// - Parameters:
+    ///   - connection: the session's number, reported as `conn` in every result.
+    ///   - registry: shared by all sessions of a relay to spot two live sessions using one
+    ///     checkpoint client ID; nil to skip that check.
+    public init(connection: Int = 0, limits: AnalyzerLimits = .default, registry: CheckpointRegistry? = nil) {
+        self.connection = connection
+        self.limits = limits
+        self.registry = registry
+        self.state = SessionState(connection: connection, limits: limits, registry: registry)
+    }
+
+    deinit { registry?.release(session: connection) }
+
+    /// The WebSocket handshake: the negotiated sub-protocol and the authenticated user, if known.
+    public func observeHandshake(subprotocol: String?, user: String?, at time: Double) {
+        withState { $0.observeHandshake(subprotocol: subprotocol, user: user, at: time) }
+    }
+
+    /// A complete message travelling `from` one side. Replies are paired with the request of the
+    /// same number that went the other way.
+    @discardableResult
+    public func observe(message: BLIPMessage, from direction: BLIPDirection, at time: Double) -> AnalyzedMessage {
+        withState { $0.observe(message: message, from: direction, at: time) }
+    }
+
+    /// An ACK sent `from` one side for a message of the other (BLIP §5); ends a pause.
+    public func observeAck(_ ack: AckInfo, from direction: BLIPDirection, at time: Double) {
+        withState { $0.observeAck(ack, from: direction, at: time) }
+    }
+
+    /// `direction`'s sender stopped sending message `number` waiting for ACKs (flow control).
+    public func observePaused(_ direction: BLIPDirection, type: MessageType, number: MessageNumber, at time: Double) {
+        withState { $0.observePaused(direction, type: type, number: number, at: time) }
+    }
+
+    /// The paused message resumed (without an ACK having been observed).
+    public func observeResumed(_ direction: BLIPDirection, type: MessageType, number: MessageNumber, at time: Double) {
+        withState { $0.observeResumed(direction, type: type, number: number) }
+    }
+
+    /// A side sent a WebSocket CLOSE (`from` nil when the connection dropped without one).
+    public func observeClose(from direction: BLIPDirection?, code: Int?, reason: String, at time: Double) {
+        withState { $0.observeClose(from: direction, code: code, reason: reason, at: time) }
+        registry?.release(session: connection)
+    }
+
+    /// The timeline of `docID` across both directions, oldest first (may have been evicted).
+    public func timeline(docID: String) -> [TimelineEvent] { withState { $0.timelines.events(for: docID) } }
+
+    /// Documents that currently have a timeline.
+    public var timelineDocumentIDs: [String] { withState { $0.timelines.documentIDs.sorted() } }
+
+    /// Why the session looks stuck at `now`. Pass `.infinity` at the end of a capture to report
+    /// everything still outstanding.
+    public func stuckFindings(now: Double) -> [Finding] { withState { $0.stuckFindings(now: now) } }
+
+    /// Protocol violations and other findings raised so far, in order.
+    public var findings: [Finding] { withState { $0.findings } }
+
+    /// Every getCheckpoint/setCheckpoint exchange, in order.
+    public var checkpointHistory: [CheckpointEvent] {
+        withState { state in state.checkpoints.values.flatMap(\.events).sorted { $0.time < $1.time } }
+    }
+
+    /// Counts so far (complete once the session has closed).
+    public func summary() -> ReplicationSummary { withState { $0.summary() } }
+
+    private func withState<T>(_ body: (inout SessionState) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&state)
+    }
+}

@@ -1,0 +1,107 @@
+/// changes: a batch of `[sequence, docID, revID, deleted?, bodySize?]` entries; an empty batch
+/// means the sender has caught up (replication-protocol §3 "changes").
+public struct ChangesRequest: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable {
+        /// Opaque; any JSON type (§3).
+        public var sequence: JSONValue
+        public var docID: String
+        public var revID: String
+        public var deleted: Bool
+        /// Approximate body size, when the sender knows it.
+        public var bodySize: Int?
+    }
+
+    public var collection: Int?
+    public var entries: [Entry] = []
+
+    /// True for the empty batch that signals "caught up".
+    public var isCaughtUp: Bool { entries.isEmpty }
+
+    /// Bodies with more entries than this are refused as absurd (a finding), not parsed.
+    static let maxEntries = 100_000
+
+    init(reading reader: inout MessageReader) {
+        collection = reader.collection()
+        guard let body = reader.jsonBody() else { return }
+        guard let items = body.arrayValue else {
+            reader.report(.wrongShape("changes body", expected: "a JSON array of changes"))
+            return
+        }
+        guard items.count <= Self.maxEntries else {
+            reader.report(.wrongShape("changes body of \(items.count) entries", expected: "at most \(Self.maxEntries)"))
+            return
+        }
+        entries.reserveCapacity(items.count)
+        for item in items {
+            if let entry = Self.entry(item, reader: &reader) { entries.append(entry) }
+        }
+    }
+
+    private static func entry(_ item: JSONValue, reader: inout MessageReader) -> Entry? {
+        guard let fields = item.arrayValue, fields.count >= 3, fields.count <= 5,
+              let docID = fields[1].stringValue, let revID = fields[2].stringValue else {
+            reader.report(.wrongShape("changes entry \(item.description.prefix(80))",
+                                      expected: "[sequence, docID, revID, deleted?, bodySize?]"))
+            return nil
+        }
+        _ = reader.checkRevID(revID)
+        var bodySize: Int?
+        if fields.count == 5 {
+            bodySize = fields[4].intValue
+            if bodySize == nil || bodySize! < 0 {
+                reader.report(.wrongShape("changes entry body size \(fields[4])", expected: "a non-negative integer"))
+                bodySize = nil
+            }
+        }
+        let deleted = fields.count >= 4 ? fields[3].isTruthy : false
+        return Entry(sequence: fields[0], docID: docID, revID: revID, deleted: deleted, bodySize: bodySize)
+    }
+}
+
+/// changes' reply: for each entry, the known ancestors of a wanted revision or 0/null for an
+/// unwanted one; trailing unwanted items may be omitted. `maxHistory` caps rev histories
+/// (§3 "changes", Response).
+public struct ChangesReply: Sendable, Equatable {
+    public enum Answer: Sendable, Equatable {
+        case wanted(knownAncestors: [String])
+        case notWanted
+    }
+
+    public var maxHistory: Int?
+    public var answers: [Answer] = []
+
+    /// The answer for entry `index`; omitted trailing items mean "not wanted".
+    public func answer(at index: Int) -> Answer { index < answers.count ? answers[index] : .notWanted }
+
+    public func wantedCount(of entries: Int) -> Int {
+        (0..<entries).reduce(0) { count, index in answer(at: index) == .notWanted ? count : count + 1 }
+    }
+
+    init(reading reader: inout MessageReader, requested: Int?) {
+        maxHistory = reader.int("maxHistory")
+        guard let body = reader.jsonBody(required: requested.map { $0 > 0 } ?? true) else { return }
+        guard let items = body.arrayValue else {
+            reader.report(.wrongShape("changes reply", expected: "a JSON array"))
+            return
+        }
+        for item in items {
+            switch item {
+            case .null: answers.append(.notWanted)
+            case .number where item.intValue == 0: answers.append(.notWanted)
+            case .array(let ancestors):
+                let ids = ancestors.compactMap(\.stringValue)
+                if ids.count != ancestors.count {
+                    reader.report(.wrongShape("changes reply item \(item)", expected: "an array of revision IDs"))
+                }
+                answers.append(.wanted(knownAncestors: ids))
+            default:
+                reader.report(.wrongShape("changes reply item \(item.description.prefix(60))",
+                                          expected: "an array of revision IDs, 0 or null"))
+                answers.append(.notWanted)
+            }
+        }
+        if let requested, items.count > requested {
+            reader.report(.replyCountMismatch("changes", entries: requested, answers: items.count))
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import BLIPCore
+import NIOCore
+
+/// A BLIP message seen as the replication protocol defines it: which profile, its typed
+/// properties and body, and the protocol violations found in it (replication-protocol §3).
+/// Replies are typed by the request they answer; unknown profiles are shown generically.
+public struct ReplicationMessage: Sendable {
+    /// The typed content: one case per request and reply shape of §3 and Connected Client.
+    public enum Content: Sendable, Equatable {
+        case getCheckpoint(GetCheckpointRequest)
+        case checkpoint(Checkpoint)
+        case setCheckpoint(SetCheckpointRequest)
+        case setCheckpointReply(SetCheckpointReply)
+        case getCollections(GetCollectionsRequest)
+        case getCollectionsReply(GetCollectionsReply)
+        case subChanges(SubChangesRequest)
+        case unsubChanges(UnsubChangesRequest)
+        case changes(ChangesRequest)
+        case changesReply(ChangesReply)
+        case proposeChanges(ProposeChangesRequest)
+        case proposeChangesReply(ProposeChangesReply)
+        /// rev or putRev.
+        case rev(RevMessage)
+        case norev(NoRevMessage)
+        case getAttachment(GetAttachmentRequest)
+        /// getAttachment's reply: the attachment's size.
+        case attachment(bytes: Int)
+        case proveAttachment(ProveAttachmentRequest)
+        case proveAttachmentReply(ProveAttachmentReply)
+        case getRev(GetRevRequest)
+        case getRevReply(GetRevReply)
+        case ping
+        /// A success reply whose profile defines no content (rev, subChanges, norev…).
+        case emptyReply
+        case error(ErrorReply)
+        case generic(GenericMessage)
+    }
+
+    public var type: MessageType
+    public var number: MessageNumber
+    /// The request's profile (also for replies); nil when the request had none or is unknown.
+    public var profile: String?
+    public var content: Content
+    /// The `collection` index and, once getCollections is known, its `scope.collection` name.
+    public var collection: Int?
+    public var collectionName: String?
+    public var bodyBytes: Int
+    public var violations: [ReplicationError]
+    private var requestBox: RequestBox?
+
+    /// The request this reply answers, when it was given.
+    public var request: ReplicationMessage? { requestBox?.message }
+
+    /// Types `message`. For a reply pass the request it answers (its number, other direction);
+    /// without it a reply is shown generically.
+    public init(_ message: BLIPMessage, answering request: ReplicationMessage? = nil,
+                context: MessageContext = MessageContext()) {
+        type = message.type
+        number = message.number
+        bodyBytes = message.body.readableBytes
+        requestBox = request.map(RequestBox.init)
+        profile = message.type == .request ? message.profile : request?.profile
+        var reader = MessageReader(profile: profile ?? "message", message: message, context: context)
+        switch message.type {
+        case .request: content = Self.requestContent(&reader, profile: profile)
+        case .error: content = .error(ErrorReply(reading: &reader))
+        default: content = Self.replyContent(&reader, request: request)
+        }
+        violations = reader.violations
+        collection = message.type == .request ? content.collectionIndex : request?.collection
+        if let collection, collection < context.collections.count {
+            collectionName = context.collections[collection].description
+        }
+    }
+
+    private static func requestContent(_ reader: inout MessageReader, profile: String?) -> Content {
+        guard let profile, let known = ReplicationProfile(rawValue: profile) else {
+            return .generic(GenericMessage(propertyCount: reader.properties.count, bodyBytes: reader.body.readableBytes))
+        }
+        switch known {
+        case .getCheckpoint: return .getCheckpoint(GetCheckpointRequest(reading: &reader))
+        case .setCheckpoint: return .setCheckpoint(SetCheckpointRequest(reading: &reader))
+        case .getCollections: return .getCollections(GetCollectionsRequest(reading: &reader))
+        case .subChanges: return .subChanges(SubChangesRequest(reading: &reader))
+        case .unsubChanges: return .unsubChanges(UnsubChangesRequest(reading: &reader))
+        case .changes: return .changes(ChangesRequest(reading: &reader))
+        case .proposeChanges: return .proposeChanges(ProposeChangesRequest(reading: &reader))
+        case .rev, .putRev: return .rev(RevMessage(reading: &reader))
+        case .norev: return .norev(NoRevMessage(reading: &reader))
+        case .getAttachment: return .getAttachment(GetAttachmentRequest(reading: &reader))
+        case .proveAttachment: return .proveAttachment(ProveAttachmentRequest(reading: &reader))
+        case .getRev: return .getRev(GetRevRequest(reading: &reader))
+        case .ping: return .ping
+        }
+    }
+
+    private static func replyContent(_ reader: inout MessageReader, request: ReplicationMessage?) -> Content {
+        switch request?.content {
+        case .getCheckpoint: return .checkpoint(Checkpoint(reading: &reader))
+        case .setCheckpoint: return .setCheckpointReply(SetCheckpointReply(reading: &reader))
+        case .getCollections(let sent):
+            return .getCollectionsReply(GetCollectionsReply(reading: &reader, requested: sent.collections.count))
+        case .changes(let sent):
+            return .changesReply(ChangesReply(reading: &reader, requested: sent.entries.count))
+        case .proposeChanges(let sent):
+            return .proposeChangesReply(ProposeChangesReply(reading: &reader, requested: sent.entries.count))
+        case .getAttachment: return .attachment(bytes: reader.body.readableBytes)
+        case .proveAttachment: return .proveAttachmentReply(ProveAttachmentReply(reading: &reader))
+        case .getRev: return .getRevReply(GetRevReply(reading: &reader))
+        case .generic, nil:
+            return .generic(GenericMessage(propertyCount: reader.properties.count, bodyBytes: reader.body.readableBytes))
+        default: return .emptyReply
+        }
+    }
+
+    /// The profile as a known value, if it is one.
+    public var knownProfile: ReplicationProfile? { profile.flatMap(ReplicationProfile.init(rawValue:)) }
+}
+
+/// Holds a reply's request out of line (a struct cannot contain itself).
+private final class RequestBox: Sendable {
+    let message: ReplicationMessage
+    init(_ message: ReplicationMessage) { self.message = message }
+}
+
+extension ReplicationMessage.Content {
+    /// The `collection` property a request carried.
+    var collectionIndex: Int? {
+        switch self {
+        case .getCheckpoint(let request): return request.collection
+        case .setCheckpoint(let request): return request.collection
+        case .subChanges(let request): return request.collection
+        case .unsubChanges(let request): return request.collection
+        case .changes(let request): return request.collection
+        case .proposeChanges(let request): return request.collection
+        case .rev(let rev): return rev.collection
+        case .norev(let norev): return norev.collection
+        case .getAttachment(let request): return request.collection
+        case .proveAttachment(let request): return request.collection
+        default: return nil
+        }
+    }
+}

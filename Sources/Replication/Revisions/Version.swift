@@ -1,0 +1,39 @@
+/// One version of a version vector: `hextime@sourceID`, a hexadecimal timestamp of up to 16
+/// digits and a 22-character base64 source ID (replication-protocol §4 "Version Vectors").
+public struct Version: Sendable, Hashable, CustomStringConvertible {
+    /// Usually nanoseconds since the Unix epoch; unsigned, never a double (§4).
+    public var timestamp: UInt64
+    public var sourceID: Substring
+
+    static let sourceIDLength = 22
+
+    public static func parse(_ text: Substring) -> Result<Version, ReplicationError> {
+        guard let at = text.firstIndex(of: "@") else {
+            return .failure(.invalidRevID(String(text), "expected hextime@sourceID"))
+        }
+        let time = text[..<at]
+        guard (1...16).contains(time.utf8.count), time.utf8.allSatisfy(\.isHexDigit),
+              let timestamp = UInt64(time, radix: 16) else {
+            return .failure(.invalidRevID(String(text), "the timestamp must be 1 to 16 hex digits"))
+        }
+        let source = text[text.index(after: at)...]
+        guard source.utf8.count == sourceIDLength, source.utf8.allSatisfy(\.isBase64Digit) else {
+            return .failure(.invalidRevID(String(text), "the source ID must be \(sourceIDLength) base64 characters"))
+        }
+        return .success(Version(timestamp: timestamp, sourceID: source))
+    }
+
+    public var description: String { String(timestamp, radix: 16) + "@" + sourceID }
+
+    /// `17a3…@Zm9v…` for log lines.
+    public var abbreviated: String {
+        let time = String(timestamp, radix: 16)
+        return "\(time.prefix(4))…@\(sourceID.prefix(4))…"
+    }
+}
+
+extension UInt8 {
+    var isBase64Digit: Bool {
+        (self >= 65 && self <= 90) || (self >= 97 && self <= 122) || (self >= 48 && self <= 57) || self == 43 || self == 47
+    }
+}
