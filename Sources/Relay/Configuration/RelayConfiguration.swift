@@ -1,0 +1,115 @@
+import BLIPCore
+import BLIPNIO
+import NIOCore
+
+/// Everything `blipscope relay` can be told, as a plain value with defaults. The CLI maps its
+/// flags onto these fields one to one; the relay reads nothing else.
+public struct RelayConfiguration: Sendable {
+    /// Address to listen on. Port 0 picks a free port (``RelayServer/start()`` returns it).
+    public var listenHost = "127.0.0.1"
+    public var listenPort = 4994
+    /// Where each database's traffic goes: one upstream for all, or a map by database name.
+    public var upstream: UpstreamRouting
+    /// Serve wss with this certificate and key; nil serves ws.
+    public var serverTLS: BLIPServerTLS?
+    /// Trust for wss upstreams (CA bundle, or insecure). Used only for `wss://` upstream URLs.
+    public var upstreamTLS = BLIPClientTLS()
+    /// Connect + upgrade to the upstream must finish within this, or the client gets 504.
+    public var upstreamHandshakeTimeout = TimeAmount.seconds(10)
+    /// A client must send its whole upgrade request within this, or it is disconnected.
+    public var clientHandshakeTimeout = TimeAmount.seconds(10)
+    /// A session with no traffic in either direction (pings included) for this long is closed
+    /// with 1001 to both sides. Nil: never.
+    public var idleTimeout: TimeAmount? = .seconds(900)
+    /// After a CLOSE has been passed on, how long to wait for the closing handshake to finish
+    /// before dropping both connections.
+    public var closeTimeout = TimeAmount.seconds(5)
+    /// Close a session (1011, with the reason) on the first BLIP decoding error, instead of
+    /// logging it and forwarding unchanged.
+    public var strict = false
+    /// How sessions and messages are logged.
+    public var logFormat = LogFormat.text
+    /// Replace document bodies in logs with their size and a hash.
+    public var redactBodies = false
+    /// Buffer, frame and decoder limits.
+    public var limits = RelayLimits()
+    /// Event loop threads when the relay makes its own group (``RelayServer`` callers may pass one).
+    public var eventLoopThreads = System.coreCount
+
+    public enum LogFormat: String, Sendable, CaseIterable {
+        case text, json
+    }
+
+    public init(upstream: UpstreamRouting) {
+        self.upstream = upstream
+    }
+}
+
+/// Which upstream serves a database (wire-format reference §1: the path is `/{db}/_blipsync`).
+public struct UpstreamRouting: Sendable, Equatable {
+    /// Used for databases not in ``perDatabase``; nil refuses them with 404.
+    public var defaultUpstream: UpstreamURL?
+    /// Database name → upstream.
+    public var perDatabase: [String: UpstreamURL]
+
+    public init(default defaultUpstream: UpstreamURL?, perDatabase: [String: UpstreamURL] = [:]) {
+        self.defaultUpstream = defaultUpstream
+        self.perDatabase = perDatabase
+    }
+
+    /// One upstream for every database.
+    public static func single(_ url: UpstreamURL) -> UpstreamRouting { UpstreamRouting(default: url) }
+
+    public func upstream(for database: String) -> UpstreamURL? { perDatabase[database] ?? defaultUpstream }
+}
+
+/// A `ws://host:port[/prefix]` or `wss://…` upstream. The client's path (`/{db}/_blipsync`) and
+/// query are appended to the prefix.
+public struct UpstreamURL: Sendable, Equatable, CustomStringConvertible {
+    public var secure: Bool
+    public var host: String
+    public var port: Int
+    /// Path prefix without a trailing slash ("" for none).
+    public var pathPrefix: String
+
+    public init(secure: Bool, host: String, port: Int, pathPrefix: String = "") {
+        self.secure = secure
+        self.host = host
+        self.port = port
+        self.pathPrefix = pathPrefix
+    }
+
+    /// Parses `ws://host[:port][/prefix]` or `wss://…`; default ports 80 and 443. IPv6 hosts go
+    /// in brackets. Returns nil for anything else.
+    public init?(_ string: String) {
+        let secure: Bool
+        var rest: Substring
+        if string.hasPrefix("ws://") { secure = false; rest = string.dropFirst(5) }
+        else if string.hasPrefix("wss://") { secure = true; rest = string.dropFirst(6) }
+        else { return nil }
+        var prefix = ""
+        if let slash = rest.firstIndex(of: "/") {
+            prefix = String(rest[slash...])
+            rest = rest[..<slash]
+        }
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        var host = String(rest)
+        var port = secure ? 443 : 80
+        if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
+            host = String(rest[rest.index(after: rest.startIndex)..<close])
+            let after = rest[rest.index(after: close)...]
+            if after.hasPrefix(":") { guard let p = Int(after.dropFirst()) else { return nil }; port = p }
+        } else if let colon = rest.lastIndex(of: ":") {
+            host = String(rest[..<colon])
+            guard let p = Int(rest[rest.index(after: colon)...]) else { return nil }
+            port = p
+        }
+        guard !host.isEmpty, (1...65535).contains(port) else { return nil }
+        self.init(secure: secure, host: host, port: port, pathPrefix: prefix)
+    }
+
+    public var description: String {
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return "\(secure ? "wss" : "ws")://\(shownHost):\(port)\(pathPrefix)"
+    }
+}

@@ -1,0 +1,31 @@
+import BLIPCore
+
+/// The relay's limits as named configuration. Together they bound a session's memory
+/// (README "Memory per session"): per direction one socket read, one WebSocket frame being
+/// parsed, a write buffer up to the high-water mark, one WebSocket message being reassembled for
+/// the decoder, and the decoder's own state.
+public struct RelayLimits: Sendable, Equatable {
+    /// Largest WebSocket frame either side may send; a bigger one closes the session with 1009.
+    /// LiteCore accepts 1 MiB (wire-format reference §1.1).
+    public var maxWebSocketFrameSize = 1 << 20
+    /// Largest WebSocket message reassembled from fragments for decoding. Forwarding does not
+    /// depend on it: a bigger message is forwarded and reported as a decode error.
+    public var maxWebSocketMessageSize = 1 << 20
+    /// A side stops being read when its partner's write buffer passes the high-water mark, and
+    /// resumes below the low-water mark.
+    public var writeBufferLowWater = 32 * 1024
+    public var writeBufferHighWater = 128 * 1024
+    /// Limits of the passive BLIP decoders (one per direction).
+    public var decoder: BLIPLimits = {
+        var limits = BLIPLimits.default
+        limits.maxMessageSize = 16 * 1024 * 1024
+        return limits
+    }()
+    /// Bytes of partly received BLIP messages the decoders may hold, both directions together.
+    /// Past it the session stops decoding (logged; forwarding goes on, `--strict` closes).
+    public var maxDecoderBytesInProgress = 16 * 1024 * 1024
+    /// Requests awaiting a reply that are remembered for round-trip times, per direction.
+    public var maxTrackedRequests = 4096
+
+    public init() {}
+}

@@ -1,0 +1,194 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import BLIPCore
+import BLIPNIO
+import NIOCore
+
+/// Builds one log line, text or JSON, for ``LoggingObserver``. Plain string appends, no
+/// formatters: the relay logs on its event loops.
+struct LogLine {
+    let format: RelayConfiguration.LogFormat
+    let redactBodies: Bool
+    let withBody: Bool
+
+    /// Property names whose values are never logged.
+    static func isSecret(_ key: String) -> Bool {
+        let lower = key.lowercased()
+        return ["auth", "cookie", "token", "password", "secret", "session"].contains { lower.contains($0) }
+    }
+
+    static let maxValueLength = 80
+    static let maxBodyPreview = 256
+
+    func opened(_ info: SessionInfo) -> String {
+        fields([("event", .text("open")), ("session", .int(Int(info.id))), ("client", .text(info.clientAddress)),
+                ("user", info.user.map { .text($0) } ?? .null), ("db", .text(info.database)),
+                ("protocol", info.subprotocol.map { .text($0) } ?? .null), ("upstream", .text(info.upstream))])
+    }
+
+    func closed(_ summary: SessionSummary) -> String {
+        let info = summary.info, stats = summary.statistics
+        return fields([("event", .text("close")), ("session", .int(Int(info.id))), ("client", .text(info.clientAddress)),
+                       ("user", info.user.map { .text($0) } ?? .null), ("db", .text(info.database)),
+                       ("protocol", info.subprotocol.map { .text($0) } ?? .null),
+                       ("clientClose", close(summary.clientClose)), ("upstreamClose", close(summary.upstreamClose)),
+                       ("relayError", summary.relayError.map { .text($0.description) } ?? .null),
+                       ("messagesC2U", .int(stats.messagesDecoded[0])), ("messagesU2C", .int(stats.messagesDecoded[1])),
+                       ("bytesC2U", .int(stats.bytesForwarded[0])), ("bytesU2C", .int(stats.bytesForwarded[1])),
+                       ("decodeErrors", .int(stats.decodeErrors[0] + stats.decodeErrors[1]))])
+    }
+
+    private func close(_ close: WebSocketClose?) -> Value {
+        guard let close else { return .null }
+        return .text(close.abrupt ? "1006 (TCP dropped without CLOSE)" : close.description)
+    }
+
+    func refused(_ refusal: HandshakeRefusal) -> String {
+        fields([("event", .text("refused")), ("client", .text(refusal.clientAddress)), ("target", .text(refusal.target)),
+                ("status", .int(Int(refusal.status.code))), ("reason", .text(refusal.reason))])
+    }
+
+    func message(_ event: MessageEvent) -> String {
+        let message = event.message
+        var list: [(String, Value)] = [("session", .int(Int(event.sessionID))), ("dir", .text(event.direction.arrow)),
+                                       ("type", .text(message.type.description)), ("number", .int(Int(message.number))),
+                                       ("flags", .text(message.flags.description))]
+        if let profile = message.profile { list.append(("profile", .text(profile))) }
+        if let requestProfile = event.requestProfile { list.append(("re", .text(requestProfile))) }
+        if let rtt = event.roundTrip { list.append(("rttMs", .millis(rtt.nanoseconds))) }
+        for pair in message.properties where pair.key != "Profile" {
+            let value = Self.isSecret(pair.key) ? "<redacted>" : String(pair.value.prefix(Self.maxValueLength))
+            list.append((pair.key, .text(value)))
+        }
+        list.append(("wireBytes", .int(message.wirePayloadBytes)))
+        list.append(("bodyBytes", .int(message.body.readableBytes)))
+        if withBody { list.append(("body", body(message.body))) }
+        return fields(list, event: "message")
+    }
+
+    private func body(_ body: ByteBuffer) -> Value {
+        if redactBodies {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            body.withUnsafeReadableBytes { for byte in $0 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 } }
+            return .text("<\(body.readableBytes) B fnv1a64:\(String(hash, radix: 16))>")
+        }
+        let preview = body.getSlice(at: body.readerIndex, length: min(body.readableBytes, Self.maxBodyPreview))!
+        return .text(String(decoding: preview.readableBytesView, as: UTF8.self))
+    }
+
+    func decodeError(_ id: UInt64, _ direction: BLIPDirection, _ error: RelayError) -> String {
+        fields([("event", .text("decode-error")), ("session", .int(Int(id))), ("dir", .text(direction.arrow)),
+                ("error", .text(error.description))])
+    }
+
+    func frame(_ frame: FrameEvent) -> String {
+        fields([("event", .text("frame")), ("session", .int(Int(frame.sessionID))), ("dir", .text(frame.direction.arrow)),
+                ("type", .text(frame.flags.type?.description ?? "?")), ("number", .int(Int(frame.number))),
+                ("flags", .text(frame.flags.description)), ("wireBytes", .int(frame.wireBytes)),
+                ("payloadBytes", .int(frame.payloadBytes))])
+    }
+
+    func ack(_ id: UInt64, _ direction: BLIPDirection, _ ack: AckInfo) -> String {
+        fields([("event", .text("ack")), ("session", .int(Int(id))), ("dir", .text(direction.arrow)),
+                ("type", .text(ack.type.description)), ("number", .int(Int(ack.number))), ("bytes", .int(Int(ack.bytes)))])
+    }
+
+    func flow(_ id: UInt64, _ direction: BLIPDirection, _ paused: Bool) -> String {
+        fields([("event", .text(paused ? "read-paused" : "read-resumed")), ("session", .int(Int(id))),
+                ("dir", .text(direction.arrow))])
+    }
+
+    // MARK: rendering
+
+    enum Value {
+        case text(String), int(Int), millis(Int64), null
+    }
+
+    /// Text: `time key=value …` (values with spaces quoted); JSON: one object per line.
+    private func fields(_ list: [(String, Value)], event: String? = nil) -> String {
+        var line = ""
+        line.reserveCapacity(160)
+        switch format {
+        case .text:
+            line += Self.timestamp()
+            for (key, value) in list {
+                if case .null = value { continue }
+                line += " "
+                line += key
+                line += "="
+                line += render(value, json: false)
+            }
+        case .json:
+            line += "{\"time\":\"" + Self.timestamp() + "\""
+            if let event { line += ",\"event\":\"" + event + "\"" }
+            for (key, value) in list {
+                line += ",\"" + Self.jsonEscaped(key) + "\":" + render(value, json: true)
+            }
+            line += "}"
+        }
+        return line
+    }
+
+    private func render(_ value: Value, json: Bool) -> String {
+        switch value {
+        case .null: return "null"
+        case .int(let number): return String(number)
+        case .millis(let nanos):
+            let micros = Int(nanos / 1000)
+            let fraction = String(micros % 1000)
+            return String(micros / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
+        case .text(let text):
+            if json { return "\"" + Self.jsonEscaped(text) + "\"" }
+            return text.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) ? "\"" + text.replacingQuotes() + "\"" : text
+        }
+    }
+
+    static func jsonEscaped(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out
+    }
+
+    /// UTC wall-clock time with microseconds, e.g. `2026-11-21T20:40:01.123456Z`.
+    static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
+            + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2) + "."
+            + pad(Int32(now.tv_nsec / 1000), 6) + "Z"
+    }
+}
+
+extension String {
+    fileprivate func replacingQuotes() -> String {
+        var out = ""
+        for character in self { out += character == "\"" ? "\\\"" : String(character) }
+        return out
+    }
+}

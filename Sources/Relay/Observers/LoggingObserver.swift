@@ -1,0 +1,53 @@
+import BLIPCore
+import Logging
+import NIOCore
+
+/// Logs sessions and messages through swift-log, as text or JSON lines (the executable chooses
+/// where they go). Levels: session open/close and refused handshakes at `info`; one line per
+/// complete BLIP message at `info`; decode errors at `warning`; frames, ACKs and flow control at
+/// `debug`; message bodies (or, with redaction, their size and hash) at `trace`.
+///
+/// Secrets never appear: the session carries only the user name (never the `Authorization` or
+/// `Cookie` value), and properties whose names look like credentials are shown as `<redacted>`.
+/// Lines are built only when the logger's level lets them through.
+public struct LoggingObserver: RelayObserver {
+    public let logger: Logger
+    public let format: RelayConfiguration.LogFormat
+    public let redactBodies: Bool
+    public let interests: RelayEventInterests
+
+    public init(logger: Logger, format: RelayConfiguration.LogFormat = .text, redactBodies: Bool = false) {
+        self.logger = logger
+        self.format = format
+        self.redactBodies = redactBodies
+        var interests: RelayEventInterests = []
+        if logger.logLevel <= .info { interests.formUnion([.sessions, .messages]) }
+        else if logger.logLevel <= .warning { interests.insert(.messages) }
+        if logger.logLevel <= .debug { interests.insert(.frames) }
+        self.interests = interests
+    }
+
+    public func observe(_ event: RelayEvent) {
+        let line = LogLine(format: format, redactBodies: redactBodies, withBody: logger.logLevel <= .trace)
+        switch event {
+        case .sessionOpened(let info):
+            logger.info("\(line.opened(info))")
+        case .sessionClosed(let summary):
+            logger.info("\(line.closed(summary))")
+        case .handshakeRefused(let refusal):
+            logger.info("\(line.refused(refusal))")
+        case .message(let event):
+            logger.info("\(line.message(event))")
+        case .messageHead:
+            break
+        case .decodeError(let id, let direction, let error):
+            logger.warning("\(line.decodeError(id, direction, error))")
+        case .frame(let frame):
+            logger.debug("\(line.frame(frame))")
+        case .ack(let id, let direction, let ack):
+            logger.debug("\(line.ack(id, direction, ack))")
+        case .flowControl(let id, let direction, let paused):
+            logger.debug("\(line.flow(id, direction, paused))")
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import BLIPCore
+import BLIPNIO
+import NIOCore
+import NIOHTTP1
+
+/// Which way traffic flows through the relay, in the log's own notation.
+public typealias RelayDirection = BLIPDirection
+
+extension BLIPDirection {
+    /// `C→U` (client to upstream) or `U→C`.
+    public var arrow: String { self == .clientToServer ? "C→U" : "U→C" }
+}
+
+/// Who a session belongs to, fixed at the handshake.
+public struct SessionInfo: Sendable {
+    public var id: UInt64
+    public var clientAddress: String
+    /// From Basic auth, or the name of the session cookie (`cookie:SyncGatewaySession`); nil when anonymous.
+    public var user: String?
+    public var database: String
+    /// Request target as the client sent it (path and query).
+    public var target: String
+    public var upstream: String
+    /// The sub-protocol the upstream chose.
+    public var subprotocol: String?
+}
+
+/// One event of a session, as observers see it (ARCHITECTURE.md "Observers"). Events are built
+/// only when some observer's ``RelayObserver/interests`` asks for their kind.
+public enum RelayEvent: Sendable {
+    /// The handshake succeeded; both WebSockets are open.
+    case sessionOpened(SessionInfo)
+    /// A handshake was answered with an HTTP error (the relay's own, or the upstream's passed on).
+    case handshakeRefused(HandshakeRefusal)
+    /// One WebSocket data message (one BLIP frame) was forwarded and decoded.
+    case frame(FrameEvent)
+    /// A message's properties are complete (its first frame, usually).
+    case messageHead(sessionID: UInt64, direction: BLIPDirection, head: MessageHead)
+    /// A message is complete.
+    case message(MessageEvent)
+    /// An ACK frame passed (wire-format reference §5).
+    case ack(sessionID: UInt64, direction: BLIPDirection, ack: AckInfo)
+    /// Decoding failed; in pass-through the traffic was still forwarded unchanged.
+    case decodeError(sessionID: UInt64, direction: BLIPDirection, error: RelayError)
+    /// Reading from `side`'s source stopped (the other side's write buffer is full) or resumed.
+    case flowControl(sessionID: UInt64, direction: BLIPDirection, paused: Bool)
+    /// Both connections are closed.
+    case sessionClosed(SessionSummary)
+}
+
+public struct HandshakeRefusal: Sendable {
+    public var clientAddress: String
+    public var target: String
+    public var status: HTTPResponseStatus
+    /// Why: the relay's error, or "upstream answered …".
+    public var reason: String
+}
+
+public struct FrameEvent: Sendable {
+    public var sessionID: UInt64
+    public var direction: BLIPDirection
+    public var number: MessageNumber
+    public var flags: FrameFlags
+    /// BLIP frame bytes as sent (header, payload, checksum).
+    public var wireBytes: Int
+    /// Uncompressed payload bytes.
+    public var payloadBytes: Int
+}
+
+public struct MessageEvent: Sendable {
+    public var sessionID: UInt64
+    public var direction: BLIPDirection
+    public var message: BLIPMessage
+    /// For a reply: the request's profile and the time since the request's first frame passed.
+    public var requestProfile: String?
+    public var roundTrip: TimeAmount?
+}
+
+public struct SessionSummary: Sendable {
+    public var info: SessionInfo
+    /// The CLOSE each side sent (``WebSocketClose/abnormal`` for a TCP drop), nil if none was seen.
+    public var clientClose: WebSocketClose?
+    public var upstreamClose: WebSocketClose?
+    /// The relay's reason for ending the session, if it did.
+    public var relayError: RelayError?
+    public var statistics: SessionStatistics
+}
+
+/// Counters of one session, by direction (index with `BLIPDirection.rawValue`).
+public struct SessionStatistics: Sendable {
+    public var sessionID: UInt64 = 0
+    public var framesForwarded = [0, 0]
+    public var bytesForwarded = [0, 0]
+    public var messagesDecoded = [0, 0]
+    public var decodeErrors = [0, 0]
+    /// Largest outbound buffer seen on the channel each direction writes to (measured at flush).
+    public var maxBufferedBytes = [0, 0]
+    /// Times reading was paused for back-pressure.
+    public var flowPauses = [0, 0]
+    /// False once the decoder has been given up (budget exceeded, or a fatal decode error).
+    public var decoding = true
+}

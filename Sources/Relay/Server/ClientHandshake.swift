@@ -1,0 +1,42 @@
+import Foundation
+import NIOHTTP1
+
+/// What the relay reads from a client's upgrade request (wire-format reference §1.2).
+struct ClientHandshake {
+    var database: String
+    var offeredProtocols: [String]
+    var user: String?
+
+    /// Parses `/{db}/_blipsync[?query]`; throws ``RelayError`` 404 for any other path and 400
+    /// when no `BLIP_3+…` sub-protocol is offered.
+    init(_ head: HTTPRequestHead) throws(RelayError) {
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].isEmpty, !parts[1].isEmpty, parts[2] == "_blipsync" else {
+            throw RelayError(.notFound(path: String(path)))
+        }
+        database = String(parts[1]).removingPercentEncoding ?? String(parts[1])
+        offeredProtocols = head.headers[canonicalForm: "Sec-WebSocket-Protocol"].map(String.init)
+        guard offeredProtocols.contains(where: { $0.hasPrefix("BLIP_3+") }) else {
+            throw RelayError(.noBLIPProtocol(offered: offeredProtocols))
+        }
+        user = Self.user(from: head.headers)
+    }
+
+    /// The Basic-auth user name, or `cookie:<name>` for a session cookie; never the secret.
+    static func user(from headers: HTTPHeaders) -> String? {
+        if let authorization = headers.first(name: "Authorization"), authorization.lowercased().hasPrefix("basic "),
+           let data = Data(base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+           let decoded = String(data: data, encoding: .utf8) {
+            return String(decoded.prefix { $0 != ":" })
+        }
+        if let cookie = headers.first(name: "Cookie") {
+            let names = cookie.split(separator: ";").compactMap { $0.split(separator: "=").first?.trimmingCharacters(in: .whitespaces) }
+            if let session = names.first(where: { $0.lowercased().contains("session") }) ?? names.first {
+                return "cookie:" + session
+            }
+        }
+        if headers.first(name: "Authorization") != nil { return "bearer" }
+        return nil
+    }
+}

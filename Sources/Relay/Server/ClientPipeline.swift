@@ -1,0 +1,125 @@
+import BLIPCore
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import NIOWebSocket
+
+/// Sets up one accepted client connection: TLS (wss), HTTP with the raw WebSocket upgrader whose
+/// `shouldUpgrade` dials the upstream first and answers with the upstream's choice, the
+/// ``HandshakeHandler`` for every refusal, and a handshake timeout so a silent client is dropped.
+struct ClientPipeline {
+    let server: RelayServer
+    let connector: UpstreamConnector
+    let sslContext: NIOSSLContext?
+
+    func configure(_ channel: Channel) throws {
+        let configuration = server.configuration
+        let observers = server.observerSet
+        let sync = channel.pipeline.syncOperations
+        if let sslContext { try sync.addHandler(NIOSSLServerHandler(context: sslContext)) }
+        let clientAddress = channel.remoteAddress?.ipAddress ?? "?"
+        let handshake = HandshakeHandler(
+            classify: { head in
+                do throws(RelayError) { _ = try ClientHandshake(head) } catch { return error }
+                return RelayError(.notAnUpgrade)
+            },
+            onRefused: { head, refusal in
+                guard observers.wants(.sessions) else { return }
+                observers.emit(.handshakeRefused(HandshakeRefusal(clientAddress: clientAddress, target: head.uri,
+                                                                  status: refusal.status, reason: refusal.reason)),
+                               kind: .sessions)
+            })
+        let timeout = channel.eventLoop.scheduleTask(in: configuration.clientHandshakeTimeout) {
+            channel.close(promise: nil)
+        }
+        let bound = NIOLoopBound(Pending(handshake: handshake, timeout: timeout), eventLoop: channel.eventLoop)
+        let upgrader = RawWebSocketServerUpgrader(
+            maxFrameSize: configuration.limits.maxWebSocketFrameSize,
+            shouldUpgrade: { channel, head in
+                shouldUpgrade(channel, head: head, pending: bound.value, clientAddress: clientAddress)
+            },
+            upgraded: { channel, _ in
+                channel.eventLoop.makeCompletedFuture {
+                    try upgraded(channel, pending: bound.value)
+                }
+            })
+        try sync.configureHTTPServerPipeline(withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
+        try sync.addHandler(handshake)
+    }
+
+    /// Per-connection handshake state. `@unchecked Sendable`: it is touched only on the channel's
+    /// event loop; NIO's upgrader closures merely carry it there.
+    final class Pending: @unchecked Sendable {
+        let handshake: HandshakeHandler
+        let timeout: Scheduled<Void>
+        var session: RelaySession?
+
+        init(handshake: HandshakeHandler, timeout: Scheduled<Void>) {
+            self.handshake = handshake
+            self.timeout = timeout
+        }
+    }
+
+    private func shouldUpgrade(_ channel: Channel, head: HTTPRequestHead, pending: Pending,
+                               clientAddress: String) -> EventLoopFuture<HTTPHeaders?> {
+        let configuration = server.configuration
+        let client: ClientHandshake
+        do {
+            client = try ClientHandshake(head)
+        } catch {
+            pending.handshake.refusal = HandshakeHandler.refusal(for: error)
+            return channel.eventLoop.makeSucceededFuture(nil)
+        }
+        guard let url = configuration.upstream.upstream(for: client.database) else {
+            pending.handshake.refusal = HandshakeHandler.refusal(for: RelayError(.unknownDatabase(client.database)))
+            return channel.eventLoop.makeSucceededFuture(nil)
+        }
+        let info = SessionInfo(id: server.makeSessionID(), clientAddress: clientAddress, user: client.user,
+                               database: client.database, target: head.uri, upstream: url.description)
+        let session = RelaySession(info: info, clientChannel: channel, configuration: configuration,
+                                   observers: server.observerSet)
+        pending.session = session
+        channel.closeFuture.whenComplete { _ in session.clientChannelClosed() }
+        let hop = HopHandler(side: .upstream)
+        hop.session = session
+        let boundHop = NIOLoopBound(hop, eventLoop: channel.eventLoop)
+        let request = HandshakeHeaders.upstreamRequest(from: head, uri: url.pathPrefix + head.uri,
+                                                       upstreamHost: "\(url.host):\(url.port)",
+                                                       clientIP: channel.remoteAddress?.ipAddress,
+                                                       clientTLS: sslContext != nil)
+        let server = self.server
+        return connector.connect(to: url, request: request, hop: hop, on: channel.eventLoop)
+            .map { outcome -> HTTPHeaders? in
+                switch outcome {
+                case .upgraded(let upstream, let response):
+                    session.setSubprotocol(response.headers.first(name: "Sec-WebSocket-Protocol"))
+                    session.attach(boundHop.value, channel: upstream)
+                    if session.isFinished { upstream.close(promise: nil) } else { server.register(session) }
+                    return HandshakeHeaders.upgradeResponse(from: response)
+                case .refused(let response, let body):
+                    pending.handshake.refusal = HandshakeHandler.Refusal(
+                        status: response.status, headers: HandshakeHeaders.refusalResponse(from: response),
+                        body: body, reason: "upstream answered \(response.status.code) \(response.status.reasonPhrase)")
+                    return nil
+                }
+            }
+            .recover { error in
+                let relayError = error as? RelayError ?? RelayError(.upstreamHandshake("\(error)"))
+                pending.handshake.refusal = HandshakeHandler.refusal(for: relayError)
+                return nil
+            }
+    }
+
+    private func upgraded(_ channel: Channel, pending: Pending) throws {
+        pending.timeout.cancel()
+        let sync = channel.pipeline.syncOperations
+        sync.removeHandler(pending.handshake, promise: nil)
+        guard let session = pending.session else { throw RelayError(.notAnUpgrade) }
+        if let idle = server.configuration.idleTimeout {
+            try sync.addHandler(IdleStateHandler(allTimeout: idle))
+        }
+        let hop = HopHandler(side: .client)
+        try sync.addHandler(hop)
+        session.attach(hop, channel: channel)
+    }
+}

@@ -1,0 +1,59 @@
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+
+/// The HTTP side of an accepted client connection, for every request the relay does not upgrade:
+/// it answers with the refusal decided during the upgrade attempt (the relay's own error, or the
+/// upstream's status, headers and body passed on), or, for a request that asked for no upgrade,
+/// with 404 / 400. Then it closes the connection. Removed from the pipeline on upgrade.
+final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    struct Refusal {
+        var status: HTTPResponseStatus
+        var headers: HTTPHeaders
+        var body: ByteBuffer
+        var reason: String
+    }
+
+    /// Set by the upgrade attempt when it decides not to upgrade.
+    var refusal: Refusal?
+    /// Decides the answer to a request that did not ask for an upgrade.
+    private let classify: (HTTPRequestHead) -> RelayError
+    private let onRefused: (HTTPRequestHead, Refusal) -> Void
+
+    init(classify: @escaping (HTTPRequestHead) -> RelayError,
+         onRefused: @escaping (HTTPRequestHead, Refusal) -> Void) {
+        self.classify = classify
+        self.onRefused = onRefused
+    }
+
+    static func refusal(for error: RelayError) -> Refusal {
+        var body = ByteBuffer()
+        body.writeString(error.description + "\n")
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        return Refusal(status: error.httpStatus, headers: headers, body: body, reason: error.description)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(let head) = unwrapInboundIn(data) else { return }
+        let refusal = self.refusal ?? Self.refusal(for: classify(head))
+        onRefused(head, refusal)
+        var headers = refusal.headers
+        headers.replaceOrAdd(name: "Content-Length", value: String(refusal.body.readableBytes))
+        headers.replaceOrAdd(name: "Connection", value: "close")
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: refusal.status,
+                                                             headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(refusal.body))), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// A declined upgrade surfaces as an error before the request reaches `channelRead`.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is NIOWebSocketUpgradeError { return }
+        context.close(promise: nil)
+    }
+}

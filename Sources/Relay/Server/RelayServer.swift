@@ -1,0 +1,112 @@
+import BLIPNIO
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// The relay: accepts client WebSockets at `/{db}/_blipsync`, dials the upstream per client on
+/// the same event loop, and joins the two in a ``RelaySession`` (GitHub issue 3).
+///
+/// Programmatic use (benchmarks, tests): make one with a configuration, an event loop group sized
+/// to the machine and a logger; ``start()`` returns the bound address (port 0 picks one);
+/// ``shutdown()`` closes the listener and every session with 1001.
+public final class RelayServer: Sendable {
+    public let configuration: RelayConfiguration
+    private let group: EventLoopGroup
+    private let observers: ObserverSet
+    private let state = NIOLockedValueBox(State())
+
+    private struct State {
+        var listener: Channel?
+        var nextSessionID: UInt64 = 1
+        var sessions: [UInt64: RelaySession] = [:]
+    }
+
+    /// - Parameters:
+    ///   - logger: receives the ``LoggingObserver``'s lines (format and redaction from `configuration`).
+    ///   - observers: further observers (metrics, capture, tests).
+    public init(configuration: RelayConfiguration, group: EventLoopGroup, logger: Logger,
+                observers: [any RelayObserver] = []) {
+        self.configuration = configuration
+        self.group = group
+        let logging = LoggingObserver(logger: logger, format: configuration.logFormat,
+                                      redactBodies: configuration.redactBodies)
+        self.observers = ObserverSet([logging] + observers)
+    }
+
+    /// Binds the listener. Fails on a bad TLS certificate or key, or a busy address.
+    public func start() async throws -> SocketAddress {
+        let serverContext = try configuration.serverTLS?.makeContext()
+        let upstreamContext = try configuration.upstreamTLS.makeContext()
+        let connector = UpstreamConnector(configuration: configuration, sslContext: upstreamContext)
+        let limits = configuration.limits
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(.backlog, value: 256)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: limits.writeBufferLowWater,
+                                                                    high: limits.writeBufferHighWater))
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try ClientPipeline(server: self, connector: connector, sslContext: serverContext)
+                        .configure(channel)
+                }
+            }
+            .bind(host: configuration.listenHost, port: configuration.listenPort).get()
+        state.withLockedValue { $0.listener = channel }
+        return channel.localAddress!
+    }
+
+    /// The bound address, once started.
+    public var localAddress: SocketAddress? { state.withLockedValue { $0.listener?.localAddress } }
+
+    /// Closes the listener, then every session (CLOSE 1001 to both sides), and waits for them.
+    public func shutdown() async throws {
+        let (listener, sessions) = state.withLockedValue { ($0.listener, Array($0.sessions.values)) }
+        try? await listener?.close()
+        var closing: [EventLoopFuture<Void>] = []
+        for session in sessions {
+            let promise = session.eventLoop.makePromise(of: Void.self)
+            session.eventLoop.execute {
+                if session.isFinished { promise.succeed(()) } else {
+                    session.whenFinished { promise.succeed(()) }
+                    session.shutDown()
+                }
+            }
+            closing.append(promise.futureResult)
+        }
+        for future in closing { try? await future.get() }
+    }
+
+    /// Counters of the sessions now open.
+    public func statistics() async -> [SessionStatistics] {
+        let sessions = state.withLockedValue { Array($0.sessions.values) }
+        var result: [SessionStatistics] = []
+        for session in sessions {
+            if let stats = try? await session.eventLoop.submit({ session.statistics }).get() { result.append(stats) }
+        }
+        return result.sorted { $0.sessionID < $1.sessionID }
+    }
+
+    /// Number of sessions now open.
+    public var sessionCount: Int { state.withLockedValue { $0.sessions.count } }
+
+    // MARK: used by the pipeline
+
+    func makeSessionID() -> UInt64 {
+        state.withLockedValue { state in
+            defer { state.nextSessionID += 1 }
+            return state.nextSessionID
+        }
+    }
+
+    func register(_ session: RelaySession) {
+        let id = session.info.id
+        state.withLockedValue { $0.sessions[id] = session }
+        session.whenFinished { [self] in _ = state.withLockedValue { $0.sessions.removeValue(forKey: id) } }
+    }
+
+    var observerSet: ObserverSet { observers }
+}

@@ -1,0 +1,96 @@
+import BLIPCore
+import NIOCore
+import NIOWebSocket
+
+/// Moves one direction's WebSocket traffic across the relay (ARCHITECTURE.md "One picture").
+///
+/// Pass-through, today's only mode: every data frame is written to the destination hop as the
+/// bytes it arrived as (client frames keep their mask, reference notes §1), then an unmasked copy
+/// of each complete WebSocket message goes to the session's inspector. PING is answered on the
+/// hop it came from and PONG is dropped (keep-alive is per hop, wire-format reference §1.1);
+/// CLOSE goes to the session, which passes it on.
+///
+/// Where interventions will slot in: ``forward(_:to:)`` becomes "decode first, take the policy's
+/// verdict, then forward raw or re-encode" once ``MessageNumberMap/isIdentity(_:)`` turns false or
+/// a policy asks to hold a message.
+final class DirectionPump {
+    let direction: BLIPDirection
+    private let maxMessageSize: Int
+    private let allocator: ByteBufferAllocator
+    /// Unmasked payload of a fragmented WebSocket message being reassembled for inspection.
+    private var fragments: ByteBuffer?
+    private var fragmentsOverflowed = false
+    /// Frames that arrived before the destination hop existed (the upstream may speak first,
+    /// before the client's 101 is out). At most one read's worth: reading is held meanwhile.
+    private var held: [ByteBuffer] = []
+
+    init(direction: BLIPDirection, maxMessageSize: Int, allocator: ByteBufferAllocator) {
+        self.direction = direction
+        self.maxMessageSize = maxMessageSize
+        self.allocator = allocator
+    }
+
+    /// Writes `frame` to `destination` as it arrived; returns the bytes written.
+    @discardableResult
+    func forward(_ frame: WebSocketFrame, to destination: HopHandler?) -> Int {
+        let payload = frame.data
+        let length = payload.readableBytes
+        let headerLength = RawFrame.headerLength(payload: length, masked: frame.maskKey != nil)
+        let firstByte = RawFrame.firstByte(of: frame)
+        if length <= RawFrame.copyThreshold {
+            var bytes = allocator.buffer(capacity: headerLength + length)
+            RawFrame.writeHeader(firstByte: firstByte, length: length, maskKey: frame.maskKey, into: &bytes)
+            bytes.writeImmutableBuffer(payload)
+            send(bytes, to: destination)
+        } else {
+            var header = allocator.buffer(capacity: headerLength)
+            RawFrame.writeHeader(firstByte: firstByte, length: length, maskKey: frame.maskKey, into: &header)
+            send(header, to: destination)
+            send(payload, to: destination)
+        }
+        return headerLength + length
+    }
+
+    private func send(_ bytes: ByteBuffer, to destination: HopHandler?) {
+        if let destination, held.isEmpty { destination.write(bytes) } else { held.append(bytes) }
+    }
+
+    /// Writes what was held back to the now-present destination.
+    func releaseHeld(to destination: HopHandler) {
+        let pending = held
+        held.removeAll()
+        for bytes in pending { destination.write(bytes) }
+        destination.flush()
+    }
+
+    /// The payload of `frame` unmasked, for answering PINGs and reading CLOSEs.
+    func unmasked(_ frame: WebSocketFrame) -> ByteBuffer {
+        guard let key = frame.maskKey else { return frame.data }
+        return RawFrame.xorCopy(frame.data, key: key, allocator: allocator)
+    }
+
+    /// The complete WebSocket message `frame` finishes, unmasked, for the inspector; nil while a
+    /// fragmented message is incomplete. `tooLarge` reports a message over the reassembly limit.
+    func message(completedBy frame: WebSocketFrame) -> (bytes: ByteBuffer?, tooLarge: Bool) {
+        if frame.fin && fragments == nil && frame.opcode != .continuation {
+            return (unmasked(frame), false)
+        }
+        if frame.opcode != .continuation {
+            fragments = allocator.buffer(capacity: frame.length)
+            fragmentsOverflowed = false
+        }
+        if !fragmentsOverflowed, var buffer = fragments {
+            fragments = nil  // keep the buffer uniquely referenced while appending
+            if buffer.readableBytes + frame.length > maxMessageSize {
+                fragmentsOverflowed = true
+            } else {
+                var part = unmasked(frame)
+                buffer.writeBuffer(&part)
+                fragments = buffer
+            }
+        }
+        guard frame.fin else { return (nil, false) }
+        defer { fragments = nil; fragmentsOverflowed = false }
+        return fragmentsOverflowed ? (nil, true) : (fragments, false)
+    }
+}

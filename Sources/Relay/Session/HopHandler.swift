@@ -1,0 +1,97 @@
+import NIOCore
+import NIOWebSocket
+
+/// The relay's handler on one of a session's two channels (one hop: client⇄relay or
+/// relay⇄upstream). It hands received frames to the session's pump for that direction, writes
+/// raw bytes the other pump gives it, and applies back-pressure like a glue handler: `read()` is
+/// held while the partner channel is not writable, and released when it becomes writable again
+/// (reference notes §1).
+///
+/// Event-loop confined, like the session: both channels of a session share one event loop.
+final class HopHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    enum Side: Int { case client = 0, upstream = 1 }
+
+    let side: Side
+    /// Set while the hop belongs to a session; cleared when the session ends (breaks the cycle).
+    var session: RelaySession?
+    private(set) var context: ChannelHandlerContext?
+    private var readHeld = false
+
+    init(side: Side) { self.side = side }
+
+    /// The direction of frames this hop receives.
+    var inboundDirection: RelayDirection { side == .client ? .clientToServer : .serverToClient }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    // MARK: writing (called by the session's pumps)
+
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    func write(_ bytes: ByteBuffer) {
+        context?.write(wrapOutboundOut(bytes), promise: nil)
+    }
+
+    func flush() { context?.flush() }
+
+    /// Bytes queued in the channel, not yet taken by the kernel.
+    var bufferedBytes: Int {
+        (try? context?.channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? 0
+    }
+
+    // MARK: back-pressure
+
+    func read(context: ChannelHandlerContext) {
+        if session?.mayRead(self) ?? true {
+            context.read()
+        } else if !readHeld {
+            readHeld = true
+            session?.flowChanged(self, paused: true)
+        }
+    }
+
+    /// Issues the read held back, if any.
+    func resumeReading() {
+        guard readHeld, let context else { return }
+        readHeld = false
+        session?.flowChanged(self, paused: false)
+        context.read()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { session?.partnerWritable(self) }
+        context.fireChannelWritabilityChanged()
+    }
+
+    // MARK: inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        session?.received(unwrapInboundIn(data), on: self)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        session?.readBatchComplete(on: self)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        session?.hopClosed(self)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        session?.hopFailed(self, error: error)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            session?.idle()
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+}

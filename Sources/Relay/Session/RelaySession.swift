@@ -1,0 +1,239 @@
+import BLIPCore
+import BLIPNIO
+import NIOCore
+import NIOWebSocket
+
+/// One client's session: the client hop, the upstream hop, a ``DirectionPump`` per direction,
+/// the ``MessageNumberMap``, the decoding ``SessionInspector`` and the observers.
+///
+/// Closing (wire-format reference §7): a CLOSE from either side is passed on unchanged; once both
+/// sides have sent one, both connections are closed. A TCP drop without CLOSE on one side drops
+/// the other side's TCP too, so each peer sees what a direct peer would have (1006). The relay's
+/// own errors (strict decoding, oversized frames, idle) send a CLOSE with the code from
+/// ``RelayError/closeCode`` to both sides.
+///
+/// `@unchecked Sendable`: every method runs on the one event loop both channels share; the
+/// server only hands the reference across threads to hop back onto that loop.
+final class RelaySession: @unchecked Sendable {
+    private(set) var info: SessionInfo
+    let eventLoop: EventLoop
+    private let configuration: RelayConfiguration
+    private let observers: ObserverSet
+    private let pumps: [DirectionPump]
+    private let inspector: SessionInspector
+    private var numberMap = MessageNumberMap()
+    private var hops: [HopHandler?] = [nil, nil]
+    private var channels: [Channel?] = [nil, nil]
+    private var closes: [WebSocketClose?] = [nil, nil]
+    private var closeSent = [false, false]
+    private var opened = false
+    private var inactive = [false, false]
+    private var relayError: RelayError?
+    private var closeTimer: Scheduled<Void>?
+    private var finished = false
+    private(set) var statistics = SessionStatistics()
+    private var finishedCallbacks: [() -> Void] = []
+
+    init(info: SessionInfo, clientChannel: Channel, configuration: RelayConfiguration, observers: ObserverSet) {
+        self.info = info
+        self.eventLoop = clientChannel.eventLoop
+        self.configuration = configuration
+        self.observers = observers
+        let allocator = clientChannel.allocator
+        let size = configuration.limits.maxWebSocketMessageSize
+        pumps = [DirectionPump(direction: .clientToServer, maxMessageSize: size, allocator: allocator),
+                 DirectionPump(direction: .serverToClient, maxMessageSize: size, allocator: allocator)]
+        inspector = SessionInspector(sessionID: info.id, limits: configuration.limits, observers: observers)
+        statistics.sessionID = info.id
+        channels[HopHandler.Side.client.rawValue] = clientChannel
+    }
+
+    // MARK: setup
+
+    func setSubprotocol(_ subprotocol: String?) { info.subprotocol = subprotocol }
+
+    /// Puts `hop` (already in its channel's pipeline) into the session.
+    func attach(_ hop: HopHandler, channel: Channel) {
+        hop.session = self
+        hops[hop.side.rawValue] = hop
+        channels[hop.side.rawValue] = channel
+        guard let client = hops[0], let upstream = hops[1] else { return }
+        pumps[BLIPDirection.clientToServer.rawValue].releaseHeld(to: upstream)
+        pumps[BLIPDirection.serverToClient.rawValue].releaseHeld(to: client)
+        opened = true
+        if observers.wants(.sessions) { observers.emit(.sessionOpened(info), kind: .sessions) }
+        client.resumeReading()
+        upstream.resumeReading()
+    }
+
+    /// The client went away before the session was complete: drop whatever exists.
+    func abandon() {
+        for channel in channels { channel?.close(promise: nil) }
+    }
+
+    private func partner(of hop: HopHandler) -> HopHandler? { hops[1 - hop.side.rawValue] }
+
+    // MARK: flow control
+
+    func mayRead(_ hop: HopHandler) -> Bool { partner(of: hop)?.isWritable ?? false }
+
+    func partnerWritable(_ hop: HopHandler) { partner(of: hop)?.resumeReading() }
+
+    func flowChanged(_ hop: HopHandler, paused: Bool) {
+        let direction = hop.inboundDirection
+        if paused { statistics.flowPauses[direction.rawValue] += 1 }
+        if observers.wants(.sessions) {
+            observers.emit(.flowControl(sessionID: info.id, direction: direction, paused: paused), kind: .sessions)
+        }
+    }
+
+    // MARK: traffic
+
+    func received(_ frame: WebSocketFrame, on hop: HopHandler) {
+        let direction = hop.inboundDirection
+        let pump = pumps[direction.rawValue]
+        switch frame.opcode {
+        case .ping:
+            hop.write(RawFrame.make(opcode: .pong, payload: pump.unmasked(frame), masked: hop.side == .upstream,
+                                    allocator: hop.context?.channel.allocator ?? ByteBufferAllocator()))
+            hop.flush()
+        case .pong:
+            break
+        case .connectionClose:
+            closeReceived(frame, on: hop)
+        default:
+            let written = pump.forward(frame, to: partner(of: hop))
+            statistics.framesForwarded[direction.rawValue] += 1
+            statistics.bytesForwarded[direction.rawValue] += written
+            inspect(frame, pump: pump)
+        }
+    }
+
+    private func inspect(_ frame: WebSocketFrame, pump: DirectionPump) {
+        guard inspector.isDecoding else { return }
+        let (bytes, tooLarge) = pump.message(completedBy: frame)
+        var failure: RelayError?
+        if tooLarge {
+            failure = RelayError(.decodeFailed(BLIPError(.frameTooLarge, "WebSocket message over the reassembly limit"),
+                                               pump.direction))
+            statistics.decodeErrors[pump.direction.rawValue] += 1
+        } else if let bytes {
+            failure = inspector.inspect(bytes, direction: pump.direction, statistics: &statistics)
+        }
+        if let failure, configuration.strict { fail(failure) }
+    }
+
+    func readBatchComplete(on hop: HopHandler) {
+        guard let destination = partner(of: hop) else { return }
+        destination.flush()
+        let direction = hop.inboundDirection.rawValue
+        let buffered = destination.bufferedBytes
+        if buffered > statistics.maxBufferedBytes[direction] { statistics.maxBufferedBytes[direction] = buffered }
+    }
+
+    // MARK: closing
+
+    private func closeReceived(_ frame: WebSocketFrame, on hop: HopHandler) {
+        let side = hop.side.rawValue
+        if closes[side] == nil { closes[side] = WebSocketClose(payload: pumps[hop.inboundDirection.rawValue].unmasked(frame)) }
+        if let destination = partner(of: hop), !closeSent[destination.side.rawValue] {
+            closeSent[destination.side.rawValue] = true
+            pumps[hop.inboundDirection.rawValue].forward(frame, to: destination)
+            destination.flush()
+        }
+        if closes[1 - side] != nil {
+            closeAll()
+        } else if closeTimer == nil {
+            closeTimer = eventLoop.scheduleTask(in: configuration.closeTimeout) { [self] in
+                closeTimer = nil
+                relayError = relayError ?? RelayError(.closeTimeout)
+                closeAll()
+            }
+        }
+    }
+
+    /// Ends the session for the relay's own reason: CLOSE with its code to both sides, then drop.
+    func fail(_ error: RelayError) {
+        guard relayError == nil, !finished else { return }
+        relayError = error
+        let reason = "blipscope: " + error.description
+        for hop in hops.compactMap({ $0 }) where !closeSent[hop.side.rawValue] {
+            closeSent[hop.side.rawValue] = true
+            let payload = WebSocketClose(code: error.closeCode, reason: reason).payload()
+            hop.write(RawFrame.make(opcode: .connectionClose, payload: payload, masked: hop.side == .upstream,
+                                    allocator: ByteBufferAllocator()))
+        }
+        closeAll()
+    }
+
+    func idle() { fail(RelayError(.idleTimeout)) }
+
+    func hopFailed(_ hop: HopHandler, error: any Error) {
+        switch error {
+        case NIOWebSocketError.invalidFrameLength:
+            fail(RelayError(.frameTooLarge))
+        case let error as NIOWebSocketError:
+            fail(RelayError(.webSocketProtocol("\(error)")))
+        default:
+            channels[hop.side.rawValue]?.close(promise: nil)
+        }
+    }
+
+    func hopClosed(_ hop: HopHandler) {
+        let side = hop.side.rawValue
+        inactive[side] = true
+        if closes[side] == nil && relayError == nil {
+            closes[side] = .abnormal
+        }
+        if !inactive[1 - side] {
+            // A drop without CLOSE is passed on as a drop; otherwise finish the close.
+            channels[1 - side]?.close(promise: nil)
+        }
+        if inactive[1 - side] || channels[1 - side] == nil { finish() }
+    }
+
+    /// The client's channel closed; before its hop exists the session learns it only this way.
+    func clientChannelClosed() {
+        guard hops[0] == nil else { return }
+        inactive[0] = true
+        if let upstream = channels[1], !inactive[1] { upstream.close(promise: nil) } else { finish() }
+    }
+
+    var isFinished: Bool { finished }
+
+    /// Runs `callback` once both connections are closed (at once if they are).
+    func whenFinished(_ callback: @escaping () -> Void) {
+        if finished { callback() } else { finishedCallbacks.append(callback) }
+    }
+
+    /// Flushes what is queued on each hop, then closes its channel once written.
+    private func closeAll() {
+        for index in 0..<2 {
+            guard let channel = channels[index] else { continue }
+            channel.writeAndFlush(ByteBuffer()).whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    private func finish() {
+        guard !finished else { return }
+        finished = true
+        closeTimer?.cancel()
+        closeTimer = nil
+        for hop in hops { hop?.session = nil }
+        if opened, observers.wants(.sessions) {
+            observers.emit(.sessionClosed(SessionSummary(info: info, clientClose: closes[0], upstreamClose: closes[1],
+                                                         relayError: relayError, statistics: statistics)),
+                           kind: .sessions)
+        }
+        let callbacks = finishedCallbacks
+        finishedCallbacks.removeAll()
+        for callback in callbacks { callback() }
+    }
+
+    /// Closes the session for a relay shutdown: 1001 "going away" to both sides.
+    func shutDown() {
+        guard !finished else { return }
+        if hops[0] == nil || hops[1] == nil { abandon(); return }
+        fail(RelayError(.shuttingDown))
+    }
+}

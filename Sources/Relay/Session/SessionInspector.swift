@@ -1,0 +1,129 @@
+import BLIPCore
+import NIOCore
+
+/// The decoding side of a session: a copy of each forwarded WebSocket message goes through the
+/// ``ConnectionDecoder`` of its direction, and what it yields becomes events. Forwarding never
+/// waits on it (the pump writes first, then inspects).
+///
+/// Memory: the decoders hold partly received messages; their total is tracked here and capped
+/// by ``RelayLimits/maxDecoderBytesInProgress``. Past the cap, or after a fatal error in pass-through,
+/// the decoder is dropped and the session only forwards.
+final class SessionInspector {
+    private var decoder: ConnectionDecoder?
+    private let limits: RelayLimits
+    private let observers: ObserverSet
+    private let sessionID: UInt64
+    /// Bytes held per in-progress message: key = direction, number space, number.
+    private var inProgress: [InProgressKey: Int] = [:]
+    private var inProgressTotal = 0
+    /// Requests awaiting a reply, by the direction the request went: profile and start time.
+    private var pending: [[MessageNumber: PendingRequest]] = [[:], [:]]
+
+    struct InProgressKey: Hashable {
+        var direction: UInt8
+        var isRequest: Bool
+        var number: MessageNumber
+    }
+
+    struct PendingRequest {
+        var profile: String?
+        var started: NIODeadline
+    }
+
+    init(sessionID: UInt64, limits: RelayLimits, observers: ObserverSet) {
+        self.sessionID = sessionID
+        self.limits = limits
+        self.observers = observers
+        self.decoder = ConnectionDecoder(limits: limits.decoder)
+    }
+
+    var isDecoding: Bool { decoder != nil }
+
+    /// Decodes one WebSocket message (one BLIP frame) travelling in `direction`. Returns the error
+    /// to close on when it is fatal (strict mode decides); non-fatal problems only become events.
+    func inspect(_ bytes: ByteBuffer, direction: BLIPDirection, statistics: inout SessionStatistics) -> RelayError? {
+        guard let decoder else { return nil }
+        let decoded: DecodedFrame
+        do {
+            decoded = try decoder.receive(bytes, from: direction)
+        } catch {
+            return fail(RelayError(.decodeFailed(error, direction)), direction: direction, statistics: &statistics)
+        }
+        if observers.wants(.frames) {
+            if case .ack(let ack) = decoded.outcome {
+                observers.emit(.ack(sessionID: sessionID, direction: direction, ack: ack), kind: .frames)
+            } else {
+                observers.emit(.frame(FrameEvent(sessionID: sessionID, direction: direction, number: decoded.number,
+                                                 flags: decoded.flags, wireBytes: bytes.readableBytes,
+                                                 payloadBytes: decoded.payloadBytes)), kind: .frames)
+            }
+        }
+        if case .ignored(let error) = decoded.outcome {
+            statistics.decodeErrors[direction.rawValue] += 1
+            if observers.wants(.messages) {
+                observers.emit(.decodeError(sessionID: sessionID, direction: direction,
+                                            error: RelayError(.decodeFailed(error, direction))), kind: .messages)
+            }
+            return nil
+        }
+        guard let type = decoded.flags.type, !type.isAck else { return nil }
+        track(decoded, type: type, direction: direction)
+        if let head = decoded.head, observers.wants(.messages) {
+            observers.emit(.messageHead(sessionID: sessionID, direction: direction, head: head), kind: .messages)
+        }
+        if let message = decoded.message {
+            statistics.messagesDecoded[direction.rawValue] += 1
+            complete(message, direction: direction)
+        }
+        if inProgressTotal > limits.maxDecoderBytesInProgress {
+            return fail(RelayError(.decoderBudgetExceeded(limits.maxDecoderBytesInProgress)),
+                        direction: direction, statistics: &statistics)
+        }
+        return nil
+    }
+
+    private func track(_ decoded: DecodedFrame, type: MessageType, direction: BLIPDirection) {
+        let key = InProgressKey(direction: UInt8(direction.rawValue), isRequest: type == .request, number: decoded.number)
+        if decoded.startsMessage, type == .request, !decoded.flags.isNoReply,
+           pending[direction.rawValue].count < limits.maxTrackedRequests {
+            pending[direction.rawValue][decoded.number] = PendingRequest(profile: nil, started: .now())
+        }
+        if let head = decoded.head, type == .request {
+            pending[direction.rawValue][decoded.number]?.profile = head.properties.profile
+        }
+        if decoded.flags.hasMoreComing {
+            inProgress[key, default: 0] += decoded.payloadBytes
+            inProgressTotal += decoded.payloadBytes
+        } else if let held = inProgress.removeValue(forKey: key) {
+            inProgressTotal -= held
+        }
+    }
+
+    private func complete(_ message: BLIPMessage, direction: BLIPDirection) {
+        var profile: String?
+        var roundTrip: TimeAmount?
+        if message.type == .request {
+            // A single-frame message may carry no separate head: take the profile from the message.
+            pending[direction.rawValue][message.number]?.profile = message.profile
+        } else if message.type.isReply, let request = pending[direction.reversed.rawValue].removeValue(forKey: message.number) {
+            profile = request.profile
+            roundTrip = NIODeadline.now() - request.started
+        }
+        guard observers.wants(.messages) else { return }
+        observers.emit(.message(MessageEvent(sessionID: sessionID, direction: direction, message: message,
+                                             requestProfile: profile, roundTrip: roundTrip)), kind: .messages)
+    }
+
+    private func fail(_ error: RelayError, direction: BLIPDirection, statistics: inout SessionStatistics) -> RelayError {
+        statistics.decodeErrors[direction.rawValue] += 1
+        statistics.decoding = false
+        decoder = nil
+        inProgress.removeAll()
+        inProgressTotal = 0
+        pending = [[:], [:]]
+        if observers.wants(.messages) {
+            observers.emit(.decodeError(sessionID: sessionID, direction: direction, error: error), kind: .messages)
+        }
+        return error
+    }
+}

@@ -1,0 +1,80 @@
+import NIOCore
+import NIOWebSocket
+
+/// WebSocket frames as bytes, for forwarding without NIO's frame encoder (RFC 6455 §5.2).
+///
+/// A received frame is forwarded as its header, rebuilt from the decoded fields (FIN, RSV, opcode,
+/// mask key; the length in its shortest form, which RFC 6455 requires), followed by the payload
+/// slice exactly as received: a client's frame keeps its mask key and masked bytes. The relay's
+/// own frames (PONG, CLOSE) are built here too, masked when they go to the upstream.
+enum RawFrame {
+    /// Header bytes of `frame`: 2 to 14.
+    static func headerLength(payload: Int, masked: Bool) -> Int {
+        (payload < 126 ? 2 : payload <= 0xFFFF ? 4 : 10) + (masked ? 4 : 0)
+    }
+
+    /// Writes the header of a frame carrying `length` payload bytes.
+    static func writeHeader(firstByte: UInt8, length: Int, maskKey: WebSocketMaskingKey?, into buffer: inout ByteBuffer) {
+        let maskBit: UInt8 = maskKey == nil ? 0 : 0x80
+        buffer.writeInteger(firstByte)
+        if length < 126 {
+            buffer.writeInteger(maskBit | UInt8(length))
+        } else if length <= 0xFFFF {
+            buffer.writeInteger(maskBit | 126)
+            buffer.writeInteger(UInt16(length), endianness: .big)
+        } else {
+            buffer.writeInteger(maskBit | 127)
+            buffer.writeInteger(UInt64(length), endianness: .big)
+        }
+        if let maskKey { buffer.writeBytes(maskKey) }
+    }
+
+    /// The first header byte of a received frame: FIN, RSV1-3 and opcode as they arrived.
+    static func firstByte(of frame: WebSocketFrame) -> UInt8 {
+        (frame.fin ? 0x80 : 0) | frame.reservedBits.rawValue | UInt8(webSocketOpcode: frame.opcode)
+    }
+
+    /// The bytes of a received frame, as it was on the wire. Small frames are copied into one
+    /// buffer (one write); large ones return the header alone and the caller writes the payload slice.
+    static let copyThreshold = 2048
+
+    /// A frame of the relay's own: masked with a fresh key when `masked` (towards the upstream).
+    static func make(opcode: WebSocketOpcode, payload: ByteBuffer, masked: Bool,
+                     allocator: ByteBufferAllocator) -> ByteBuffer {
+        let key: WebSocketMaskingKey? = masked ? .random() : nil
+        var buffer = allocator.buffer(capacity: headerLength(payload: payload.readableBytes, masked: masked)
+                                      + payload.readableBytes)
+        writeHeader(firstByte: 0x80 | UInt8(webSocketOpcode: opcode), length: payload.readableBytes,
+                    maskKey: key, into: &buffer)
+        var body = payload
+        if let key { body = xorCopy(payload, key: key, allocator: allocator) }
+        buffer.writeBuffer(&body)
+        return buffer
+    }
+
+    /// A copy of `payload` XORed with `key`, 8 bytes at a time (NIO's own unmask goes byte by
+    /// byte; reference notes §1, gotcha 1). Unmasks a received client frame for inspection.
+    static func xorCopy(_ payload: ByteBuffer, key: WebSocketMaskingKey, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var copy = allocator.buffer(capacity: payload.readableBytes)
+        copy.writeImmutableBuffer(payload)
+        let k = Array(key)
+        var pattern: UInt64 = 0
+        withUnsafeMutableBytes(of: &pattern) { bytes in
+            for index in 0..<8 { bytes[index] = k[index & 3] }
+        }
+        copy.withUnsafeMutableReadableBytes { bytes in
+            let count = bytes.count
+            var index = 0
+            while index + 8 <= count {
+                let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                bytes.storeBytes(of: word ^ pattern, toByteOffset: index, as: UInt64.self)
+                index += 8
+            }
+            while index < count {
+                bytes[index] ^= k[index & 3]
+                index += 1
+            }
+        }
+        return copy
+    }
+}

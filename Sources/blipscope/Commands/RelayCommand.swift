@@ -1,0 +1,144 @@
+import ArgumentParser
+import BLIPNIO
+import Logging
+import NIOCore
+import NIOPosix
+import Relay
+import ServiceLifecycle
+
+/// `blipscope relay`: the man-in-the-middle between Couchbase Lite and Sync Gateway.
+struct RelayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relay",
+        abstract: "Relay Couchbase Lite ⇄ Sync Gateway replication and log every BLIP message.",
+        discussion: """
+            Clients connect to ws://LISTEN/{db}/_blipsync (or wss:// with --tls-cert/--tls-key); each
+            gets its own upstream WebSocket to the same path. Traffic is forwarded byte for byte and
+            decoded on the side. Stop with Ctrl-C: sessions are closed with 1001 and logs flushed.
+            """
+    )
+
+    @Option(help: "Address to listen on, HOST:PORT.")
+    var listen = "127.0.0.1:4994"
+
+    @Option(help: "Upstream gateway, ws://HOST:PORT or wss://HOST:PORT (used for every database without a --route).")
+    var upstream: String?
+
+    @Option(help: "Per-database upstream, DB=URL (repeatable).")
+    var route: [String] = []
+
+    @Option(help: "PEM certificate chain to serve wss:// to clients.")
+    var tlsCert: String?
+
+    @Option(help: "PEM private key for --tls-cert.")
+    var tlsKey: String?
+
+    @Option(help: "PEM CA bundle to verify a wss:// upstream.")
+    var upstreamCA: String?
+
+    @Flag(help: "Do not verify the upstream's TLS certificate.")
+    var insecure = false
+
+    @Flag(help: "Close a session (1011, with the reason) on the first decoding error instead of only logging it.")
+    var strict = false
+
+    @Option(help: "Log format: text or json (JSON lines).")
+    var logFormat: RelayConfiguration.LogFormat = .text
+
+    @Option(help: "Log level: trace (bodies), debug (frames, ACKs), info (messages, sessions), warning.")
+    var logLevel: Logger.Level = .info
+
+    @Option(help: "Append the log to this file instead of standard output.")
+    var logFile: String?
+
+    @Flag(help: "Log document bodies as their size and hash only.")
+    var redactBodies = false
+
+    @Option(help: "Seconds to wait for the upstream's handshake answer (then 504 to the client).")
+    var handshakeTimeout: Int64 = 10
+
+    @Option(help: "Seconds without traffic after which a session is closed (0: never).")
+    var idleTimeout: Int64 = 900
+
+    @Option(help: "Event loop threads (default: one per core).")
+    var threads = System.coreCount
+
+    func run() async throws {
+        let configuration = try makeConfiguration()
+        let sink = try logFile.map(LineLogHandler.Sink.appending) ?? .standardOutput
+        let level = logLevel
+        let logger = Logger(label: "blipscope.relay") { _ in LineLogHandler(sink: sink, level: level) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
+        let relay = RelayServer(configuration: configuration, group: group, logger: logger)
+        let service = RelayService(relay: relay, announce: { address in
+            FileHandleOutput.standardError("blipscope relay listening on \(address), upstream \(describe(configuration.upstream))")
+        })
+        let serviceGroup = ServiceGroup(
+            configuration: .init(services: [.init(service: service)], gracefulShutdownSignals: [.sigint, .sigterm],
+                                 logger: Logger(label: "blipscope.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
+        try await serviceGroup.run()
+        try await group.shutdownGracefully()
+    }
+
+    func makeConfiguration() throws -> RelayConfiguration {
+        var routes: [String: UpstreamURL] = [:]
+        for entry in route {
+            guard let equals = entry.firstIndex(of: "="), let url = UpstreamURL(String(entry[entry.index(after: equals)...])) else {
+                throw ValidationError("--route takes DB=ws://HOST:PORT, got \(entry)")
+            }
+            routes[String(entry[..<equals])] = url
+        }
+        let defaultUpstream = try upstream.map { text in
+            guard let url = UpstreamURL(text) else { throw ValidationError("--upstream takes ws://HOST:PORT or wss://HOST:PORT, got \(text)") }
+            return url
+        } ?? (routes.isEmpty ? UpstreamURL("ws://127.0.0.1:4984") : nil)
+        var configuration = RelayConfiguration(upstream: UpstreamRouting(default: defaultUpstream, perDatabase: routes))
+        let (host, port) = try parseHostPort(listen)
+        configuration.listenHost = host
+        configuration.listenPort = port
+        switch (tlsCert, tlsKey) {
+        case (let cert?, let key?): configuration.serverTLS = BLIPServerTLS(certificateChainPath: cert, privateKeyPath: key)
+        case (nil, nil): break
+        default: throw ValidationError("--tls-cert and --tls-key go together")
+        }
+        configuration.upstreamTLS = BLIPClientTLS(caBundlePath: upstreamCA, insecure: insecure)
+        configuration.strict = strict
+        configuration.logFormat = logFormat
+        configuration.redactBodies = redactBodies
+        configuration.upstreamHandshakeTimeout = .seconds(handshakeTimeout)
+        configuration.idleTimeout = idleTimeout > 0 ? .seconds(idleTimeout) : nil
+        configuration.eventLoopThreads = max(1, threads)
+        return configuration
+    }
+
+    private func describe(_ routing: UpstreamRouting) -> String {
+        var parts = routing.defaultUpstream.map { ["\($0)"] } ?? []
+        parts += routing.perDatabase.sorted { $0.key < $1.key }.map { "\($0.key)→\($0.value)" }
+        return parts.joined(separator: ", ")
+    }
+}
+
+/// Parses `HOST:PORT` (IPv6 in brackets).
+func parseHostPort(_ text: String) throws -> (String, Int) {
+    guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port)
+    else { throw ValidationError("expected HOST:PORT, got \(text)") }
+    var host = String(text[..<colon])
+    if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+    return (host.isEmpty ? "127.0.0.1" : host, port)
+}
+
+/// Runs the relay under ServiceLifecycle: start, wait for SIGINT/SIGTERM, close every session.
+struct RelayService: Service {
+    let relay: RelayServer
+    let announce: @Sendable (SocketAddress) -> Void
+
+    func run() async throws {
+        let address = try await relay.start()
+        announce(address)
+        try? await gracefulShutdown()
+        try await relay.shutdown()
+    }
+}
+
+extension RelayConfiguration.LogFormat: ExpressibleByArgument {}
+extension Logger.Level: @retroactive ExpressibleByArgument {}

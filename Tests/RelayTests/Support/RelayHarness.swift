@@ -1,0 +1,181 @@
+import BLIPCore
+import BLIPNIO
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+@testable import Relay
+
+struct TimeoutError: Error {}
+
+/// Runs `body`, failing after `seconds` (every wait in these tests is bounded). The body is not
+/// awaited past the deadline: NIO futures do not observe task cancellation.
+func withTimeout<T: Sendable>(_ seconds: Double = 20, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    let once = ResumeOnce<T>()
+    return try await withCheckedThrowingContinuation { continuation in
+        once.set(continuation)
+        Task { do { once.resume(.success(try await body())) } catch { once.resume(.failure(error)) } }
+        Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            once.resume(.failure(TimeoutError()))
+        }
+    }
+}
+
+/// Resumes a continuation exactly once, whoever comes first.
+final class ResumeOnce<T: Sendable>: @unchecked Sendable {
+    private let lock = NIOLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+
+    func set(_ continuation: CheckedContinuation<T, any Error>) { lock.withLock { self.continuation = continuation } }
+
+    func resume(_ result: Result<T, any Error>) {
+        let taken = lock.withLock { () -> CheckedContinuation<T, any Error>? in
+            defer { continuation = nil }
+            return continuation
+        }
+        taken?.resume(with: result)
+    }
+}
+
+/// Records every relay event and lets a test wait for one.
+final class RecordingObserver: RelayObserver, @unchecked Sendable {
+    let interests = RelayEventInterests.all
+    private let lock = NIOLock()
+    private var events: [RelayEvent] = []
+    private var waiters: [(id: UInt64, predicate: (RelayEvent) -> Bool, continuation: CheckedContinuation<RelayEvent?, Never>)] = []
+
+    func observe(_ event: RelayEvent) {
+        let ready: [CheckedContinuation<RelayEvent?, Never>] = lock.withLock {
+            events.append(event)
+            var ready: [CheckedContinuation<RelayEvent?, Never>] = []
+            waiters.removeAll { waiter in
+                guard waiter.predicate(event) else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            return ready
+        }
+        for continuation in ready { continuation.resume(returning: event) }
+    }
+
+    var all: [RelayEvent] { lock.withLock { events } }
+
+    /// The first event (past or future) matching `predicate`; throws after `seconds`.
+    func first(within seconds: Double = 20, _ predicate: @escaping @Sendable (RelayEvent) -> Bool) async throws -> RelayEvent {
+        let id = UInt64.random(in: 0...UInt64.max)
+        let event: RelayEvent? = await withCheckedContinuation { (continuation: CheckedContinuation<RelayEvent?, Never>) in
+            let existing: RelayEvent? = lock.withLock {
+                if let event = events.first(where: predicate) { return event }
+                waiters.append((id, predicate, continuation))
+                return nil
+            }
+            if let existing { continuation.resume(returning: existing); return }
+            Task {
+                try? await Task.sleep(for: .seconds(seconds))
+                let expired = self.lock.withLock { () -> CheckedContinuation<RelayEvent?, Never>? in
+                    guard let index = self.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return self.waiters.remove(at: index).continuation
+                }
+                expired?.resume(returning: nil)
+            }
+        }
+        guard let event else { throw TimeoutError() }
+        return event
+    }
+
+    func sessionClosed() async throws -> SessionSummary {
+        guard case .sessionClosed(let summary) = try await first({ if case .sessionClosed = $0 { true } else { false } })
+        else { fatalError() }
+        return summary
+    }
+}
+
+/// An upstream BLIP server, a relay in front of it, and a way to dial clients through the relay.
+final class RelayHarness: Sendable {
+    let group: MultiThreadedEventLoopGroup
+    let upstream: BLIPWebSocketServer
+    let relay: RelayServer
+    let relayAddress: SocketAddress
+    let recorder: RecordingObserver
+    let upstreamConnections: NIOLockedValueBox<[BLIPConnection]>
+    let clientTLS: BLIPClientTLS?
+
+    private init(group: MultiThreadedEventLoopGroup, upstream: BLIPWebSocketServer, relay: RelayServer,
+                 relayAddress: SocketAddress, recorder: RecordingObserver,
+                 upstreamConnections: NIOLockedValueBox<[BLIPConnection]>, clientTLS: BLIPClientTLS?) {
+        self.group = group
+        self.upstream = upstream
+        self.relay = relay
+        self.relayAddress = relayAddress
+        self.recorder = recorder
+        self.upstreamConnections = upstreamConnections
+        self.clientTLS = clientTLS
+    }
+
+    /// Echo upstream: each request is answered with its own properties and body (compressed if it was).
+    static let echo: @Sendable (BLIPMessage, BLIPChannelHandler) -> Void = { request, handler in
+        guard !request.isNoReply else { return }
+        if request.properties["Fail"] != nil {
+            handler.sendReply(.error(to: request.number, domain: "HTTP", code: 404, message: "missing"))
+            return
+        }
+        handler.sendReply(.reply(to: request, properties: request.properties, body: request.body,
+                                 compressed: request.isCompressed))
+    }
+
+    static func start(upstream configureUpstream: (inout BLIPWebSocketServer.Configuration) -> Void = { _ in },
+                      relay configureRelay: (inout RelayConfiguration) -> Void = { _ in },
+                      clientTLS: BLIPClientTLS? = nil) async throws -> RelayHarness {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        let connections = NIOLockedValueBox<[BLIPConnection]>([])
+        var upstreamConfiguration = BLIPWebSocketServer.Configuration()
+        upstreamConfiguration.onRequest = echo
+        upstreamConfiguration.onConnection = { connection in connections.withLockedValue { $0.append(connection) } }
+        configureUpstream(&upstreamConfiguration)
+        let upstream = try await BLIPWebSocketServer.start(upstreamConfiguration, group: group)
+        let scheme = upstreamConfiguration.tls == nil ? "ws" : "wss"
+        var relayConfiguration = RelayConfiguration(
+            upstream: .single(UpstreamURL("\(scheme)://127.0.0.1:\(upstream.localAddress.port!)")!))
+        relayConfiguration.listenPort = 0
+        configureRelay(&relayConfiguration)
+        let recorder = RecordingObserver()
+        var logger = Logger(label: "relay-test")
+        logger.logLevel = .error
+        let relay = RelayServer(configuration: relayConfiguration, group: group, logger: logger, observers: [recorder])
+        let address = try await relay.start()
+        return RelayHarness(group: group, upstream: upstream, relay: relay, relayAddress: address, recorder: recorder,
+                            upstreamConnections: connections, clientTLS: clientTLS)
+    }
+
+    func connect(path: String = "/db/_blipsync", subprotocols: [String] = ["BLIP_3+CBMobile_4", "BLIP_3+CBMobile_3"],
+                 headers: HTTPHeaders = [:],
+                 configure: (inout BLIPWebSocketClient.Configuration) -> Void = { _ in }) async throws -> BLIPWebSocketClient.Outcome {
+        var configuration = BLIPWebSocketClient.Configuration()
+        configuration.port = relayAddress.port!
+        configuration.path = path
+        configuration.subprotocols = subprotocols
+        configuration.headers = headers
+        configuration.tls = clientTLS
+        configuration.onRequest = RelayHarness.echo
+        configure(&configuration)
+        let frozen = configuration
+        let group = self.group
+        return try await withTimeout { try await BLIPWebSocketClient.connect(frozen, group: group) }
+    }
+
+    func connected() async throws -> BLIPConnection {
+        let outcome = try await connect()
+        guard let connection = outcome.connection else { throw TimeoutError() }
+        return connection
+    }
+
+    func shutdown() async throws {
+        try await relay.shutdown()
+        try? await upstream.close()
+        try await group.shutdownGracefully()
+    }
+}
+
+func body(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
