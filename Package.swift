@@ -66,6 +66,18 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        .target(
+            name: "Gateway",
+            dependencies: [
+                "BLIPCore", "BLIPNIO", "Replication",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "blipscope",
             dependencies: [
@@ -102,6 +114,13 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "GatewayTests",
+            dependencies: [
+                "Gateway", "BLIPNIO", "BLIPCore", "Replication", "BLIPTestSupport",
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

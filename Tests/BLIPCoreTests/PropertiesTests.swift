@@ -15,6 +15,28 @@ struct PropertiesTests {
         #expect(decoded["Content-Type"] == "application/octet-stream")
     }
 
+    @Test("forEachRawPair visits every pair in order, decoded or built, and stops when asked")
+    func rawPairs() throws {
+        let built = Properties([("Profile", "rev"), ("id", "doc-é"), ("", "empty key")])
+        var buffer = ByteBuffer()
+        built.encode(into: &buffer)
+        let decoded = try Properties.decode(from: &buffer)
+        for properties in [built, decoded] {
+            var seen: [String] = []
+            properties.forEachRawPair { key, value in
+                seen.append(String(decoding: key, as: UTF8.self) + "=" + String(decoding: value, as: UTF8.self))
+                return true
+            }
+            #expect(seen == ["Profile=rev", "id=doc-é", "=empty key"])
+            var visited = 0
+            properties.forEachRawPair { _, _ in
+                visited += 1
+                return visited < 2
+            }
+            #expect(visited == 2)
+        }
+    }
+
     @Test("empty properties are the single byte 00")
     func empty() throws {
         var buffer = ByteBuffer()

@@ -21,6 +21,15 @@ public struct CaptureError: Error, CustomStringConvertible, Sendable, Hashable {
         case webSocketMessageTooLarge
         case bytesAfterWebSocketClose
         case incompleteWebSocketMessage
+        case captureFileOpenFailed
+        case captureFileWriteFailed
+        case captureFileReadFailed
+        case notACaptureFile
+        case unsupportedCaptureVersion
+        case malformedCaptureRecord
+        case captureWriterClosed
+        case pcapWriteFailed
+        case liveCaptureFailed
     }
 
     /// Why a WebSocket frame was rejected (RFC 6455 §5).
@@ -51,6 +60,15 @@ public struct CaptureError: Error, CustomStringConvertible, Sendable, Hashable {
         case webSocketMessageTooLarge(frame: Int, streamOffset: Int64, size: Int64, limit: Int)
         case bytesAfterWebSocketClose(count: Int, streamOffset: Int64)
         case incompleteWebSocketMessage(frame: Int, streamOffset: Int64, bufferedBytes: Int)
+        case captureFileOpenFailed(path: String, reason: String)
+        case captureFileWriteFailed(path: String, reason: String)
+        case captureFileReadFailed(path: String, reason: String)
+        case notACaptureFile(path: String)
+        case unsupportedCaptureVersion(what: String, version: Int, supported: ClosedRange<Int>)
+        case malformedCaptureRecord(offset: Int64, reason: String)
+        case captureWriterClosed(path: String)
+        case pcapWriteFailed(path: String, reason: String)
+        case liveCaptureFailed(interface: String, reason: String)
     }
 
     private let base: Base
@@ -71,6 +89,15 @@ public struct CaptureError: Error, CustomStringConvertible, Sendable, Hashable {
         case .webSocketMessageTooLarge: .webSocketMessageTooLarge
         case .bytesAfterWebSocketClose: .bytesAfterWebSocketClose
         case .incompleteWebSocketMessage: .incompleteWebSocketMessage
+        case .captureFileOpenFailed: .captureFileOpenFailed
+        case .captureFileWriteFailed: .captureFileWriteFailed
+        case .captureFileReadFailed: .captureFileReadFailed
+        case .notACaptureFile: .notACaptureFile
+        case .unsupportedCaptureVersion: .unsupportedCaptureVersion
+        case .malformedCaptureRecord: .malformedCaptureRecord
+        case .captureWriterClosed: .captureWriterClosed
+        case .pcapWriteFailed: .pcapWriteFailed
+        case .liveCaptureFailed: .liveCaptureFailed
         }
     }
 
@@ -100,6 +127,24 @@ public struct CaptureError: Error, CustomStringConvertible, Sendable, Hashable {
             "\(count) bytes follow the WebSocket close frame (from byte \(offset) of the TCP stream); they were ignored."
         case let .incompleteWebSocketMessage(frame, offset, buffered):
             "The stream ends inside the WebSocket message that frame \(frame) (at byte \(offset) of the TCP stream) belongs to; \(buffered) bytes of it were captured and dropped."
+        case let .captureFileOpenFailed(path, reason):
+            "Could not open the BlipScope capture file \(path): \(reason)."
+        case let .captureFileWriteFailed(path, reason):
+            "Could not write to the BlipScope capture file \(path): \(reason)."
+        case let .captureFileReadFailed(path, reason):
+            "Could not read the BlipScope capture file \(path): \(reason)."
+        case let .notACaptureFile(path):
+            "\(path) is not a BlipScope capture file (its first bytes are not the capture magic)."
+        case let .unsupportedCaptureVersion(what, version, supported):
+            "The \(what) has format version \(version); this build reads versions \(supported.lowerBound) to \(supported.upperBound)."
+        case let .malformedCaptureRecord(offset, reason):
+            "The capture record at byte \(offset) is malformed: \(reason)."
+        case let .captureWriterClosed(path):
+            "The capture writer for \(path) is already closed."
+        case let .pcapWriteFailed(path, reason):
+            "Could not write the pcap file \(path): \(reason)."
+        case let .liveCaptureFailed(interface, reason):
+            "Could not capture live on interface \(interface): \(reason)."
         }
     }
 
@@ -147,5 +192,26 @@ extension CaptureError {
     }
     static func bytesAfterWebSocketClose(count: Int, streamOffset: Int64) -> Self {
         .init(.bytesAfterWebSocketClose(count: count, streamOffset: streamOffset))
+    }
+    static func captureFileOpenFailed(path: String, reason: String) -> Self {
+        .init(.captureFileOpenFailed(path: path, reason: reason))
+    }
+    static func captureFileWriteFailed(path: String, reason: String) -> Self {
+        .init(.captureFileWriteFailed(path: path, reason: reason))
+    }
+    static func captureFileReadFailed(path: String, reason: String) -> Self {
+        .init(.captureFileReadFailed(path: path, reason: reason))
+    }
+    static func notACaptureFile(path: String) -> Self { .init(.notACaptureFile(path: path)) }
+    static func unsupportedCaptureVersion(what: String, version: Int, supported: ClosedRange<Int>) -> Self {
+        .init(.unsupportedCaptureVersion(what: what, version: version, supported: supported))
+    }
+    static func malformedCaptureRecord(offset: Int64, reason: String) -> Self {
+        .init(.malformedCaptureRecord(offset: offset, reason: reason))
+    }
+    static func captureWriterClosed(path: String) -> Self { .init(.captureWriterClosed(path: path)) }
+    static func pcapWriteFailed(path: String, reason: String) -> Self { .init(.pcapWriteFailed(path: path, reason: reason)) }
+    static func liveCaptureFailed(interface: String, reason: String) -> Self {
+        .init(.liveCaptureFailed(interface: interface, reason: reason))
     }
 }

@@ -46,6 +46,9 @@ public struct CapturedConnection: Sendable {
     public var serverToClientBytes: Int64
     /// 0-based file position of the connection's first packet.
     public var firstPacketIndex: Int
+    /// When the HTTP request was sent, if known (capture files record it; pcap imports leave it
+    /// nil, their events carry packet times).
+    public var handshakeTime: CaptureTimestamp?
 
     public init(
         index: Int, client: Endpoint, server: Endpoint, kind: Kind, roleEvidence: RoleEvidence,

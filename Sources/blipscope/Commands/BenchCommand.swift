@@ -4,7 +4,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks, to run in release mode (swift build -c release).",
-        subcommands: [CodecBench.self]
+        subcommands: [CodecBench.self, RelayBench.self]
     )
 }
 
@@ -28,5 +28,19 @@ struct CodecBench: ParsableCommand {
 
     func run() throws {
         try CodecBenchmark(megabytes: megabytes, rounds: rounds, only: only, codecOnly: codecOnly).run()
+    }
+}
+
+struct RelayBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relay",
+        abstract: "Echo workloads directly and through a relay child process: throughput, CPU, latency, memory."
+    )
+
+    @Option(help: "Multiply every workload's request count (e.g. 0.1 for a quick run).")
+    var scale = 1.0
+
+    func run() async throws {
+        try await RelayBenchmark(scale: scale).run()
     }
 }

@@ -5,10 +5,10 @@ import Capture
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Decode every BLIP message of a pcap or pcapng capture, both directions."
+        abstract: "Decode every BLIP message of a pcap/pcapng capture or a BlipScope capture file, both directions."
     )
 
-    @Argument(help: "A pcap or pcapng file (any link type libpcap reads).")
+    @Argument(help: "A pcap or pcapng file (any link type libpcap reads), or a BlipScope capture file (told apart by their first bytes; a capture's later rotated parts are read too).")
     var file: String = ""
 
     @Flag(help: "One JSON object per line instead of text.")
@@ -23,7 +23,13 @@ struct InspectCommand: ParsableCommand {
     func run() throws {
         let connections: [CapturedConnection]
         do {
-            connections = try importConnections(fromPcapAt: file)
+            if CaptureFileFormat.kind(ofFileAt: file) == .captureFile {
+                let imported = try importConnections(fromCaptureFileAt: file)
+                if !json { for line in CaptureFileReport.lines(for: imported) { print(line) } }
+                connections = imported.connections
+            } else {
+                connections = try importConnections(fromPcapAt: file)
+            }
         } catch {
             throw ValidationError("cannot read \(file): \(error)")
         }

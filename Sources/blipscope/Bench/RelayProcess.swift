@@ -1,0 +1,52 @@
+import Foundation
+
+/// `blipscope relay` run as a child process, so that its CPU time and memory can be read from
+/// /proc apart from the benchmark's clients and echo server.
+final class RelayProcess {
+    let process = Process()
+    let port: Int
+
+    init(upstreamPort: Int, logFile: String, extraArguments: [String] = []) throws {
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        process.arguments = ["relay", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(upstreamPort)",
+                             "--log-file", logFile] + extraArguments
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        // The relay announces its bound address on standard error.
+        var announced = ""
+        let deadline = Date().addingTimeInterval(20)
+        while !announced.contains("\n"), Date() < deadline {
+            let chunk = errors.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            announced += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let range = announced.range(of: #"listening on [^ ]*:(\d+)"#, options: .regularExpression),
+              let port = Int(announced[range].split(separator: ":").last ?? "") else {
+            process.terminate()
+            throw BenchError("the relay did not start: \(announced)")
+        }
+        self.port = port
+    }
+
+    /// User + system CPU seconds so far.
+    var cpuSeconds: Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// A field of /proc/PID/status in KiB, e.g. VmRSS or VmHWM (peak).
+    func memoryKiB(_ field: String) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return 0 }
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    func stop() {
+        process.interrupt()
+        process.waitUntilExit()
+    }
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+import Capture
+
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write a session's capture file (or a pcap) as a pcap that Wireshark's BLIP dissector decodes."
+    )
+
+    @Argument(help: "A BlipScope capture file (its later rotated parts are read too), or a pcap/pcapng file.")
+    var session: String
+
+    @Option(help: "The pcap file to write (replaced if it exists).")
+    var pcap: String
+
+    func run() throws {
+        let connections: [CapturedConnection]
+        do {
+            switch CaptureFileFormat.kind(ofFileAt: session) {
+            case .captureFile:
+                let imported = try importConnections(fromCaptureFileAt: session)
+                for line in CaptureFileReport.lines(for: imported) { print(line) }
+                connections = imported.connections
+            case .pcap, .pcapng:
+                connections = try importConnections(fromPcapAt: session)
+            case .unknown:
+                throw ValidationError("\(session) is neither a BlipScope capture file nor a pcap/pcapng file")
+            }
+        } catch let error as ValidationError {
+            throw error
+        } catch {
+            throw ValidationError("cannot read \(session): \(error)")
+        }
+        let exporter = try PcapExporter(path: pcap)
+        try exporter.export(connections)
+        exporter.close()
+        let streams = connections.filter { $0.request != nil }.count
+        print("# wrote \(exporter.packetsWritten) packets, \(streams) TCP streams, to \(pcap)")
+    }
+}
+
+/// What a capture file says about itself, as `#` comment lines: truncated or damaged tails,
+/// dropped records, migrated and skipped records. Nothing lost is left unsaid.
+enum CaptureFileReport {
+    static func lines(for imported: CaptureFileImport) -> [String] {
+        var lines: [String] = []
+        for file in imported.files {
+            switch file.ending {
+            case .clean: break
+            case let .truncated(offset, bytes):
+                lines.append("# \(file.path): ends with an incomplete record (\(bytes) bytes at byte \(offset)); the writer stopped mid-write")
+            case let .corrupt(offset, reason):
+                lines.append("# \(file.path): damaged record at byte \(offset) (\(reason)); nothing after it was read")
+            }
+            if file.migratedRecords > 0 { lines.append("# \(file.path): \(file.migratedRecords) records migrated from older versions") }
+            if file.skippedRecords > 0 { lines.append("# \(file.path): \(file.skippedRecords) records of unknown kinds skipped") }
+        }
+        for dropped in imported.dropped {
+            lines.append("# the capture dropped \(dropped.count) records: \(dropped.reason)")
+        }
+        return lines
+    }
+}
