@@ -81,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "blipscope",
             dependencies: [
-                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay",
+                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

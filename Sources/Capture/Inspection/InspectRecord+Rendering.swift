@@ -25,6 +25,7 @@ extension InspectRecord {
             object["frames"] = message.frameCount
             object["wireSize"] = message.wirePayloadBytes
             if let requestProfile { object["requestProfile"] = requestProfile }
+            if let summary { object["summary"] = summary }
             if let roundTrip { object["rtt"] = roundTrip }
         case .ack(let ack):
             object["type"] = ack.type.description
@@ -58,10 +59,10 @@ extension InspectRecord {
             var flags = message.flags
             flags.hasMoreComing = false
             var line = "\(head) \(message.type)#\(message.number) \(flags)"
-            if let profile = message.profile { line += " \(profile)" }
+            if let summary { line += " \(summary)" } else if let profile = message.profile { line += " \(profile)" }
             let others = message.properties.pairs.filter { $0.key != "Profile" }
             if !others.isEmpty { line += " {" + others.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") + "}" }
-            if let requestProfile { line += " ↩\(requestProfile)" }
+            if let requestProfile, summary == nil { line += " ↩\(requestProfile)" }
             if let roundTrip { line += String(format: " rtt=%.1fms", roundTrip * 1000) }
             line += " wire \(message.wirePayloadBytes)B body \(message.body.readableBytes)B"
             if message.frameCount > 1 { line += " in \(message.frameCount) frames" }
@@ -77,7 +78,7 @@ extension InspectRecord {
         }
     }
 
-    static func clock(_ timestamp: Double) -> String {
+    public static func clock(_ timestamp: Double) -> String {
         let seconds = Int(timestamp)
         let micros = Int((timestamp - Double(seconds)) * 1_000_000)
         return String(format: "%02d:%02d:%02d.%06d", (seconds / 3600) % 24, (seconds / 60) % 60, seconds % 60, micros)

@@ -23,6 +23,9 @@ public struct InspectRecord: Sendable {
     /// For a reply: the profile of the request it answers and the round-trip time in seconds.
     public var requestProfile: String?
     public var roundTrip: Double?
+    /// The message in replication-protocol terms (e.g. `changes 12 revs seq 100…112 → wants 10`),
+    /// when a session analyzer has read it.
+    public var summary: String?
 
     /// Hex SHA-1 of the uncompressed body (messages only).
     public var bodySHA1: String? {

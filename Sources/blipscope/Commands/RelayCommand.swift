@@ -78,6 +78,7 @@ struct RelayCommand: AsyncParsableCommand {
                                  logger: Logger(label: "blipscope.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
         try await serviceGroup.run()
         try await group.shutdownGracefully()
+        sink.flush()
     }
 
     func makeConfiguration() throws -> RelayConfiguration {

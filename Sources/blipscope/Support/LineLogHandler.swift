@@ -1,36 +1,85 @@
+import Dispatch
 import Foundation
 import Logging
 
 /// A swift-log handler that writes each message as one line, as it is: the relay's observers
-/// already format their lines (text or JSON), so nothing is added but a newline. Lines go to
-/// standard output or to a file opened for appending; writes are serialized by a lock.
+/// already format their lines (text or JSON), so nothing is added but a newline.
+///
+/// Lines are collected in memory and written in batches — when ``Sink/batchBytes`` have
+/// accumulated, every ``Sink/flushInterval`` (a line waits at most that long), and on
+/// ``Sink/flush()`` at shutdown — so a busy relay does not make one system call per message.
 struct LineLogHandler: LogHandler {
     final class Sink: @unchecked Sendable {
-        // FileHandle writes are not atomic across threads; the lock keeps lines whole.
+        // The buffer is shared by every event loop thread: `lock` guards it; `writeLock` keeps
+        // batches in order while one is written outside the buffer lock.
         private let lock = NSLock()
-        private let handle: FileHandle
+        private let writeLock = NSLock()
+        private var pending: [UInt8] = []
+        private let descriptor: Int32
+        private let ownsDescriptor: Bool
+        private var timer: DispatchSourceTimer?
 
-        init(handle: FileHandle) { self.handle = handle }
+        /// Bytes that trigger an immediate write.
+        static let batchBytes = 64 * 1024
+        /// The longest a line waits in memory.
+        static let flushInterval = DispatchTimeInterval.milliseconds(200)
 
-        static let standardOutput = Sink(handle: .standardOutput)
+        init(descriptor: Int32, ownsDescriptor: Bool) {
+            self.descriptor = descriptor
+            self.ownsDescriptor = ownsDescriptor
+            pending.reserveCapacity(Self.batchBytes * 2)
+            let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+            timer.schedule(deadline: .now() + Self.flushInterval, repeating: Self.flushInterval)
+            timer.setEventHandler { [weak self] in self?.flush() }
+            timer.resume()
+            self.timer = timer
+        }
+
+        deinit {
+            timer?.cancel()
+            flush()
+            if ownsDescriptor { close(descriptor) }
+        }
+
+        static let standardOutput = Sink(descriptor: STDOUT_FILENO, ownsDescriptor: false)
 
         static func appending(to path: String) throws -> Sink {
-            if !FileManager.default.fileExists(atPath: path) {
-                _ = FileManager.default.createFile(atPath: path, contents: nil)
-            }
-            guard let handle = FileHandle(forWritingAtPath: path) else {
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
                 throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
             }
-            handle.seekToEndOfFile()
-            return Sink(handle: handle)
+            return Sink(descriptor: descriptor, ownsDescriptor: true)
         }
 
         func write(_ line: String) {
-            var data = Data(line.utf8)
-            data.append(0x0A)
             lock.lock()
-            defer { lock.unlock() }
-            handle.write(data)
+            pending.append(contentsOf: line.utf8)
+            pending.append(0x0A)
+            let full = pending.count >= Self.batchBytes
+            lock.unlock()
+            if full { flush() }
+        }
+
+        /// Writes everything collected so far.
+        func flush() {
+            writeLock.lock()
+            defer { writeLock.unlock() }
+            lock.lock()
+            var batch: [UInt8] = []
+            swap(&batch, &pending)
+            pending.reserveCapacity(Self.batchBytes * 2)
+            lock.unlock()
+            var offset = 0
+            batch.withUnsafeBytes { bytes in
+                while offset < bytes.count {
+                    let written = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        return
+                    }
+                    offset += written
+                }
+            }
         }
     }
 
