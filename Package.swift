@@ -70,6 +70,7 @@ let package = Package(
             name: "Gateway",
             dependencies: [
                 "BLIPCore", "BLIPNIO", "Replication",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
