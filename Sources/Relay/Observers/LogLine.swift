@@ -14,10 +14,26 @@ struct LogLine {
     let redactBodies: Bool
     let withBody: Bool
 
-    /// Property names whose values are never logged.
+    /// Property names whose values are never logged: any name containing one of these words,
+    /// ignoring ASCII case. Checked on the UTF-8 bytes, without making a lowercased copy.
+    static let secretWords: [[UInt8]] = ["auth", "cookie", "token", "password", "secret", "session"].map { Array($0.utf8) }
+
     static func isSecret(_ key: String) -> Bool {
-        let lower = key.lowercased()
-        return ["auth", "cookie", "token", "password", "secret", "session"].contains { lower.contains($0) }
+        var key = key
+        return key.withUTF8 { bytes in
+            secretWords.contains { word in
+                guard bytes.count >= word.count else { return false }
+                for start in 0...(bytes.count - word.count) {
+                    var match = true
+                    for index in 0..<word.count where bytes[start + index] | 0x20 != word[index] {
+                        match = false
+                        break
+                    }
+                    if match { return true }
+                }
+                return false
+            }
+        }
     }
 
     static let maxValueLength = 80
@@ -108,47 +124,75 @@ struct LogLine {
     }
 
     /// Text: `time key=value …` (values with spaces quoted); JSON: one object per line.
+    /// Everything is appended to one string: no intermediate strings per field.
     private func fields(_ list: [(String, Value)], event: String? = nil) -> String {
         var line = ""
-        line.reserveCapacity(160)
+        line.reserveCapacity(192)
         switch format {
         case .text:
-            line += Self.timestamp()
+            Self.appendTimestamp(to: &line)
             for (key, value) in list {
                 if case .null = value { continue }
                 line += " "
                 line += key
                 line += "="
-                line += render(value, json: false)
+                append(value, json: false, to: &line)
             }
         case .json:
-            line += "{\"time\":\"" + Self.timestamp() + "\""
+            line += "{\"time\":\""
+            Self.appendTimestamp(to: &line)
+            line += "\""
             if let event { line += ",\"event\":\"" + event + "\"" }
             for (key, value) in list {
-                line += ",\"" + Self.jsonEscaped(key) + "\":" + render(value, json: true)
+                line += ",\""
+                Self.appendJSONEscaped(key, to: &line)
+                line += "\":"
+                append(value, json: true, to: &line)
             }
             line += "}"
         }
         return line
     }
 
-    private func render(_ value: Value, json: Bool) -> String {
+    private func append(_ value: Value, json: Bool, to line: inout String) {
         switch value {
-        case .null: return "null"
-        case .int(let number): return String(number)
+        case .null:
+            line += "null"
+        case .int(let number):
+            line += String(number)
         case .millis(let nanos):
             let micros = Int(nanos / 1000)
-            let fraction = String(micros % 1000)
-            return String(micros / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
+            line += String(micros / 1000)
+            line += "."
+            let fraction = micros % 1000
+            if fraction < 100 { line += fraction < 10 ? "00" : "0" }
+            line += String(fraction)
         case .text(let text):
-            if json { return "\"" + Self.jsonEscaped(text) + "\"" }
-            return text.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) ? "\"" + text.replacingQuotes() + "\"" : text
+            if json {
+                line += "\""
+                Self.appendJSONEscaped(text, to: &line)
+                line += "\""
+            } else if text.utf8.contains(where: { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D }) {
+                line += "\"" + text.replacingQuotes() + "\""
+            } else {
+                line += text
+            }
         }
     }
 
     static func jsonEscaped(_ text: String) -> String {
         var out = ""
-        out.reserveCapacity(text.utf8.count)
+        appendJSONEscaped(text, to: &out)
+        return out
+    }
+
+    /// Appends `text` with JSON string escapes; text without quotes, backslashes or control
+    /// characters (the common case) is appended as it is.
+    static func appendJSONEscaped(_ text: String, to out: inout String) {
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
+            out += text
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -165,23 +209,46 @@ struct LogLine {
                 }
             }
         }
-        return out
     }
 
     /// UTC wall-clock time with microseconds, e.g. `2026-11-21T20:40:01.123456Z`.
     static func timestamp() -> String {
+        var text = ""
+        appendTimestamp(to: &text)
+        return text
+    }
+
+    /// Appends the timestamp, formatted digit by digit into one 27-byte string.
+    static func appendTimestamp(to line: inout String) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        let text = String(unsafeUninitializedCapacity: 27) { buffer in
+            var index = 0
+            func put(_ value: Int, _ width: Int) {
+                var divisor = 1
+                for _ in 1..<width { divisor *= 10 }
+                var rest = value
+                while divisor > 0 {
+                    buffer[index] = UInt8(48 + (rest / divisor) % 10)
+                    index += 1
+                    rest %= divisor
+                    divisor /= 10
+                }
+            }
+            func mark(_ byte: UInt8) {
+                buffer[index] = byte
+                index += 1
+            }
+            put(Int(parts.tm_year) + 1900, 4); mark(0x2D); put(Int(parts.tm_mon) + 1, 2); mark(0x2D)
+            put(Int(parts.tm_mday), 2); mark(0x54); put(Int(parts.tm_hour), 2); mark(0x3A)
+            put(Int(parts.tm_min), 2); mark(0x3A); put(Int(parts.tm_sec), 2); mark(0x2E)
+            put(Int(now.tv_nsec / 1000), 6); mark(0x5A)
+            return index
         }
-        return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
-            + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2) + "."
-            + pad(Int32(now.tv_nsec / 1000), 6) + "Z"
+        line += text
     }
 }
 
