@@ -4,12 +4,27 @@ import Foundation
 /// What the analyzer made of one message: its typed view, the reply latency, and any findings
 /// it raised. ``summary`` is the relay's log line.
 public struct AnalyzedMessage: Sendable {
-    public var message: ReplicationMessage
+    /// The typed message, held in the box the analyzer keeps for a pending request, so
+    /// returning it copies nothing.
+    private var box: RequestBox
     public var from: BLIPDirection
     public var time: Double
     /// For a reply: seconds since its request completed.
     public var latency: Double?
     public var findings: [Finding]
+
+    init(box: RequestBox, from: BLIPDirection, time: Double, latency: Double?, findings: [Finding]) {
+        self.box = box
+        self.from = from
+        self.time = time
+        self.latency = latency
+        self.findings = findings
+    }
+
+    public var message: ReplicationMessage {
+        get { box.message }
+        set { box = RequestBox(newValue) }
+    }
 
     public var summary: String { message.summary }
 }

@@ -62,7 +62,9 @@ public final class SessionAnalyzer: @unchecked Sendable {
     }
 
     /// The timeline of `docID` across both directions, oldest first (may have been evicted).
-    public func timeline(docID: String) -> [TimelineEvent] { withState { $0.timelines.events(for: docID) } }
+    public func timeline(docID: String) -> [TimelineEvent] {
+        withState { $0.timelines.events(for: docID, connection: connection) }
+    }
 
     /// Documents that currently have a timeline.
     public var timelineDocumentIDs: [String] { withState { $0.timelines.documentIDs.sorted() } }

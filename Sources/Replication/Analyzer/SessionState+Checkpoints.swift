@@ -1,41 +1,50 @@
 import BLIPCore
 
 extension SessionState {
+    // Checkpoint states are changed in place in the dictionary (through static helpers, so no
+    // other access to `self` overlaps): a copy taken out would copy the whole event history on
+    // every exchange.
+
     mutating func recordCheckpointGet(client: String?, reply: ReplicationMessage, error: ErrorReply?,
                                       from direction: BLIPDirection, at time: Double) {
         guard let client else { return }
-        var state = checkpoints[client] ?? CheckpointState()
         var event = CheckpointEvent(time: time, from: direction.reversed.description, number: reply.number, operation: .get,
                                     client: client, collection: reply.collectionName, requestRev: nil, replyRev: nil,
                                     outcome: "ok", changes: [])
         if case .checkpoint(let checkpoint) = reply.content {
-            state.body = checkpoint.body
-            state.rev = checkpoint.rev
             event.replyRev = checkpoint.rev
+            Self.store(checkpoint, in: &checkpoints[client, default: CheckpointState()])
         } else if let error {
             event.outcome = error.code == 404 ? "none (404)" : error.key
         }
-        append(event, to: &state)
-        checkpoints[client] = state
+        Self.append(event, to: &checkpoints[client, default: CheckpointState()], limit: limits.maxCheckpointEvents)
     }
 
     mutating func recordCheckpointSet(_ sent: SetCheckpointRequest, reply: ReplicationMessage, error: ErrorReply?,
                                       from direction: BLIPDirection, at time: Double) {
         guard let client = sent.client else { return }
-        var state = checkpoints[client] ?? CheckpointState()
+        let outcome = Self.applySet(sent, reply: reply, error: error, time: time, from: direction, limits: limits,
+                                    to: &checkpoints[client, default: CheckpointState()])
+        guard let conflicts = outcome.conflictLoop else { return }
+        report(.checkpointConflictLoop, side: direction.reversed, message: reply, at: time,
+               text: "setCheckpoint client=\(client) refused with 409 \(conflicts) times in a row "
+                   + "(rev \(sent.rev ?? "(new)") is stale; server has \(outcome.serverRev ?? "unknown"))")
+    }
+
+    /// Records a setCheckpoint exchange in `state`; says when it makes a 409 loop.
+    private static func applySet(_ sent: SetCheckpointRequest, reply: ReplicationMessage, error: ErrorReply?, time: Double,
+                                 from direction: BLIPDirection, limits: AnalyzerLimits,
+                                 to state: inout CheckpointState) -> (conflictLoop: Int?, serverRev: String?) {
         var event = CheckpointEvent(time: time, from: direction.reversed.description, number: reply.number, operation: .set,
-                                    client: client, collection: reply.collectionName, requestRev: sent.rev, replyRev: nil,
+                                    client: sent.client ?? "", collection: reply.collectionName, requestRev: sent.rev, replyRev: nil,
                                     outcome: "ok", changes: CheckpointChange.diff(from: state.body, to: sent.body))
+        var loop: Int?
         if let error {
             event.outcome = error.key
             if error.code == 409 {
                 state.conflicts += 1
                 state.consecutiveConflicts += 1
-                if state.consecutiveConflicts == limits.checkpointConflictLoopThreshold {
-                    report(.checkpointConflictLoop, side: direction.reversed, message: reply, at: time,
-                           text: "setCheckpoint client=\(client) refused with 409 \(state.consecutiveConflicts) times in a row "
-                               + "(rev \(sent.rev ?? "(new)") is stale; server has \(state.rev ?? "unknown"))")
-                }
+                if state.consecutiveConflicts == limits.checkpointConflictLoopThreshold { loop = state.consecutiveConflicts }
             }
         } else if case .setCheckpointReply(let answer) = reply.content {
             event.replyRev = answer.rev
@@ -43,8 +52,8 @@ extension SessionState {
             state.body = sent.body
             state.consecutiveConflicts = 0
         }
-        append(event, to: &state)
-        checkpoints[client] = state
+        append(event, to: &state, limit: limits.maxCheckpointEvents)
+        return (loop, state.rev)
     }
 
     mutating func recordCollectionCheckpoints(_ sent: GetCollectionsRequest, reply: ReplicationMessage,
@@ -52,29 +61,31 @@ extension SessionState {
         guard case .getCollectionsReply(let answer) = reply.content else { return }
         for (index, entry) in answer.entries.enumerated() where index < sent.checkpointIDs.count {
             let client = sent.checkpointIDs[index]
-            var state = checkpoints[client] ?? CheckpointState()
             var event = CheckpointEvent(time: time, from: direction.reversed.description, number: reply.number, operation: .get,
                                         client: client, collection: sent.collections[safe: index]?.description,
                                         requestRev: nil, replyRev: nil, outcome: "ok", changes: [])
             switch entry {
             case .checkpoint(let checkpoint):
-                state.body = checkpoint.body
-                state.rev = checkpoint.rev
                 event.replyRev = checkpoint.rev
+                Self.store(checkpoint, in: &checkpoints[client, default: CheckpointState()])
             case .noCheckpoint:
                 event.outcome = "none"
             case .missingCollection:
                 event.outcome = "collection missing"
             }
-            append(event, to: &state)
-            checkpoints[client] = state
+            Self.append(event, to: &checkpoints[client, default: CheckpointState()], limit: limits.maxCheckpointEvents)
         }
     }
 
-    private func append(_ event: CheckpointEvent, to state: inout CheckpointState) {
+    private static func store(_ checkpoint: Checkpoint, in state: inout CheckpointState) {
+        state.body = checkpoint.body
+        state.rev = checkpoint.rev
+    }
+
+    private static func append(_ event: CheckpointEvent, to state: inout CheckpointState, limit: Int) {
         state.events.append(event)
-        if state.events.count > limits.maxCheckpointEvents {
-            state.events.removeFirst(state.events.count - limits.maxCheckpointEvents)
+        if state.events.count > limit {
+            state.events.removeFirst(state.events.count - limit)
         }
     }
 }

@@ -32,15 +32,15 @@ extension SessionState {
             attachmentEvent(.attachmentProven, digest: sent.digest, docID: nil, bytes: nil, typed: typed, from: direction, at: time)
         case .getRev(let sent):
             guard let docID = sent.docID else { break }
-            var event = timelineEvent(typed, from: direction, at: time, docID: docID, kind: .revReturned)
+            var record = timelineRecord(typed, from: direction, at: time, kind: .revReturned)
             if case .getRevReply(let reply) = typed.content {
-                event.revID = reply.revID
-                event.bytes = reply.bodyBytes
-                event.deleted = reply.deleted
+                record.revID = reply.revID
+                record.bytes = reply.bodyBytes
+                record.deleted = reply.deleted
             } else {
-                event.note = error?.key
+                record.note = error.map { .error($0, detailed: false) }
             }
-            timelines.append(event)
+            timelines.append(record, docID: docID)
         default:
             break
         }
@@ -50,28 +50,31 @@ extension SessionState {
                                         requester: BLIPDirection, at time: Double) {
         if let error {
             if error.code == 409 { conflicts += 1 }
+            var template = timelineRecord(reply, from: requester.reversed, at: time, kind: .refused)
+            template.note = .changesRefused(error)
             for entry in sent.entries {
-                var event = timelineEvent(reply, from: requester.reversed, at: time, docID: entry.docID, kind: .refused, revID: entry.revID)
-                event.note = "changes refused with \(error.key)" + (error.code == 409 ? " (peer is conflict-free: proposeChanges expected)" : "")
-                timelines.append(event)
+                var record = template
+                record.revID = entry.revID
+                timelines.append(record, docID: entry.docID)
             }
             return
         }
         guard case .changesReply(let answers) = reply.content else { return }
+        let template = timelineRecord(reply, from: requester.reversed, at: time, kind: .wanted)
         for (index, entry) in sent.entries.enumerated() {
-            let answer = answers.answer(at: index)
-            var event = timelineEvent(reply, from: requester.reversed, at: time, docID: entry.docID,
-                                      kind: answer == .notWanted ? .notWanted : .wanted, revID: entry.revID)
-            switch answer {
+            var record = template
+            record.revID = entry.revID
+            switch answers.answer(at: index) {
             case .wanted(let ancestors):
                 transfer[requester.rawValue].revisionsWanted += 1
                 expectRev(DocRev(docID: entry.docID, revID: entry.revID), from: requester, number: reply.number, at: time)
-                if !ancestors.isEmpty { event.note = "knows \(ancestors.count) ancestor(s)" }
+                if !ancestors.isEmpty { record.note = .knowsAncestors(ancestors.count) }
             case .notWanted:
                 transfer[requester.rawValue].revisionsNotWanted += 1
-                event.note = "already known or filtered"
+                record.kind = .notWanted
+                record.note = .alreadyKnownOrFiltered
             }
-            timelines.append(event)
+            timelines.append(record, docID: entry.docID)
         }
     }
 
@@ -82,24 +85,23 @@ extension SessionState {
         for (index, entry) in sent.entries.enumerated() {
             let key = DocRev(docID: entry.docID, revID: entry.revID)
             let status = error.map { _ in -1 } ?? answers?.status(at: index) ?? 0
-            var event = timelineEvent(reply, from: requester.reversed, at: time, docID: entry.docID, kind: .refused, revID: entry.revID)
+            var record = timelineRecord(reply, from: requester.reversed, at: time, kind: .refused, revID: entry.revID)
             switch status {
             case 0:
-                event.kind = .wanted
+                record.kind = .wanted
                 transfer[requester.rawValue].revisionsWanted += 1
                 expectRev(key, from: requester, number: reply.number, at: time)
             case 304:
-                event.kind = .notWanted
-                event.note = "304: the peer already has it"
+                record.kind = .notWanted
+                record.note = .peerHasIt
                 transfer[requester.rawValue].revisionsNotWanted += 1
             default:
-                event.note = status == 409 ? "409: conflict, resolve and retry"
-                    : status == -1 ? "proposeChanges refused with \(error!.key)" : "status \(status)"
+                record.note = .proposalRefused(status: status, error: error)
                 if status == 409 { conflicts += 1 }
                 transfer[requester.rawValue].revisionsRefused += 1
                 recordRefusal(key, sender: requester, reply: reply, at: time)
             }
-            timelines.append(event)
+            timelines.append(record, docID: entry.docID)
         }
     }
 
@@ -112,14 +114,14 @@ extension SessionState {
             if error?.code == 409 { conflicts += 1 }
         }
         guard let docID = rev.docID else { return }
-        var event = timelineEvent(reply, from: requester.reversed, at: time, docID: docID,
-                                  kind: error == nil ? .revAccepted : .revRefused, revID: rev.revID)
-        event.latency = latency
+        var record = timelineRecord(reply, from: requester.reversed, at: time,
+                                    kind: error == nil ? .revAccepted : .revRefused, revID: rev.revID)
+        record.latency = latency
         if let error {
-            event.note = error.key + (error.message.isEmpty ? "" : " \(error.message.prefix(80))")
+            record.note = .error(error, detailed: true)
             if let revID = rev.revID { recordRefusal(DocRev(docID: docID, revID: revID), sender: requester, reply: reply, at: time) }
         }
-        timelines.append(event)
+        timelines.append(record, docID: docID)
     }
 
     private mutating func expectRev(_ key: DocRev, from sender: BLIPDirection, number: MessageNumber, at time: Double) {
@@ -143,9 +145,9 @@ extension SessionState {
     mutating func attachmentEvent(_ kind: TimelineEvent.Kind, digest: String?, docID: String?, bytes: Int?,
                                   typed: ReplicationMessage, from direction: BLIPDirection, at time: Double) {
         guard let owner = docID ?? digest.flatMap({ attachmentOwners[$0] }) else { return }
-        var event = timelineEvent(typed, from: direction, at: time, docID: owner, kind: kind)
-        event.note = digest
-        event.bytes = bytes
-        timelines.append(event)
+        var record = timelineRecord(typed, from: direction, at: time, kind: kind)
+        record.note = digest.map(TimelineNote.text)
+        record.setBytes(bytes)
+        timelines.append(record, docID: owner)
     }
 }

@@ -22,9 +22,9 @@ extension SessionState {
             transfer[direction.rawValue].changesMessages += 1
             transfer[direction.rawValue].revisionsProposed += request.entries.count
             for entry in request.entries {
-                var event = timelineEvent(typed, from: direction, at: time, docID: entry.docID, kind: .proposed, revID: entry.revID)
-                event.note = entry.serverRevID
-                timelines.append(event)
+                var record = timelineRecord(typed, from: direction, at: time, kind: .proposed, revID: entry.revID)
+                record.note = entry.serverRevID.map(TimelineNote.text)
+                timelines.append(record, docID: entry.docID)
             }
         case .rev(let rev):
             sendRev(rev, typed: typed, from: direction, at: time)
@@ -32,26 +32,27 @@ extension SessionState {
             transfer[direction.rawValue].norevs += 1
             guard let docID = norev.docID else { break }
             if let revID = norev.revID { wanted[DocRev(docID: docID, revID: revID)] = nil }
-            var event = timelineEvent(typed, from: direction, at: time, docID: docID, kind: .noRev, revID: norev.revID)
-            event.note = [norev.error.map(String.init), norev.reason].compactMap { $0 }.joined(separator: " ")
-            timelines.append(event)
+            var record = timelineRecord(typed, from: direction, at: time, kind: .noRev, revID: norev.revID)
+            record.note = .norev(error: norev.error, reason: norev.reason)
+            timelines.append(record, docID: docID)
         case .getAttachment(let request):
             attachmentEvent(.attachmentRequested, digest: request.digest, docID: request.docID, bytes: nil, typed: typed, from: direction, at: time)
         case .proveAttachment(let request):
             attachmentEvent(.attachmentProofRequested, digest: request.digest, docID: nil, bytes: nil, typed: typed, from: direction, at: time)
         case .getRev(let request):
             if let docID = request.docID {
-                timelines.append(timelineEvent(typed, from: direction, at: time, docID: docID, kind: .revRequested))
+                timelines.append(timelineRecord(typed, from: direction, at: time, kind: .revRequested), docID: docID)
             }
         default:
             break
         }
     }
 
-    func timelineEvent(_ typed: ReplicationMessage, from direction: BLIPDirection, at time: Double, docID: String,
-                       kind: TimelineEvent.Kind, revID: String? = nil) -> TimelineEvent {
-        TimelineEvent(connection: connection, time: time, from: direction, type: typed.type, number: typed.number,
-                      profile: typed.profile ?? "?", docID: docID, kind: kind, revID: revID)
+    /// A timeline record for an event that `typed` caused; the caller adds the details.
+    func timelineRecord(_ typed: ReplicationMessage, from direction: BLIPDirection, at time: Double,
+                        kind: TimelineEvent.Kind, revID: String? = nil) -> TimelineRecord {
+        TimelineRecord(time: time, from: direction, type: typed.type, number: typed.number, profile: typed.knownProfile,
+                       kind: kind, revID: revID)
     }
 
     private mutating func offerChanges(_ request: ChangesRequest, typed: ReplicationMessage, from direction: BLIPDirection,
@@ -63,12 +64,14 @@ extension SessionState {
             caughtUpTime = time
         }
         guard limits.maxEventsPerDocument > 0 else { return }
+        let template = timelineRecord(typed, from: direction, at: time, kind: .offered)
         for entry in request.entries {
-            var event = timelineEvent(typed, from: direction, at: time, docID: entry.docID, kind: .offered, revID: entry.revID)
-            event.sequence = entry.sequence
-            event.deleted = entry.deleted
-            event.bytes = entry.bodySize
-            timelines.append(event)
+            var record = template
+            record.revID = entry.revID
+            record.sequence = entry.sequence
+            record.deleted = entry.deleted
+            record.setBytes(entry.bodySize)
+            timelines.append(record, docID: entry.docID)
         }
     }
 
@@ -86,12 +89,12 @@ extension SessionState {
             if attachmentOwners.count + rev.attachments.count > Self.maxAttachmentOwners { attachmentOwners.removeAll() }
             for attachment in rev.attachments { attachmentOwners[attachment.digest] = docID }
         }
-        var event = timelineEvent(typed, from: direction, at: time, docID: docID, kind: .revSent, revID: rev.revID)
-        event.bytes = rev.bodyBytes
-        event.historyCount = rev.history == nil ? nil : rev.historyCount
-        event.attachmentCount = rev.attachments.count
-        event.deleted = rev.deleted
-        timelines.append(event)
+        var record = timelineRecord(typed, from: direction, at: time, kind: .revSent, revID: rev.revID)
+        record.bytes = rev.bodyBytes
+        record.historyCount = rev.history == nil ? -1 : Int32(clamping: rev.historyCount)
+        record.attachmentCount = Int32(clamping: rev.attachments.count)
+        record.deleted = rev.deleted
+        timelines.append(record, docID: docID)
     }
 
     private mutating func countDocument(_ docID: String, sentBy direction: BLIPDirection) {

@@ -73,7 +73,7 @@ extension SessionState {
             checkpointConflicts: checkpoints.values.reduce(0) { $0 + $1.conflicts },
             errorsByDomainAndCode: errorCounts, caughtUp: caughtUpTime != nil,
             secondsToCaughtUp: caughtUpTime.flatMap { caught in startTime.map { caught - $0 } },
-            closes: closes, profiles: profileStats.values.sorted { $0.profile < $1.profile },
+            closes: closes, profiles: allProfileStats,
             protocolViolations: violations, findingsDropped: findingsDropped,
             timelineDocumentsEvicted: timelines.evictedDocuments)
     }

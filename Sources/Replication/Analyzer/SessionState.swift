@@ -10,8 +10,11 @@ struct DocRev: Hashable {
 /// The analyzer's whole state; its methods are the analysis, ``SessionAnalyzer`` the locked shell.
 struct SessionState {
     struct PendingRequest {
-        var message: ReplicationMessage
+        /// Boxed once here; the reply's typed view shares the box.
+        var box: RequestBox
         var time: Double
+
+        var message: ReplicationMessage { box.message }
     }
 
     struct WantedRev {
@@ -38,7 +41,11 @@ struct SessionState {
     var subprotocol: String?
     var user: String?
     var pending: [[MessageNumber: PendingRequest]] = [[:], [:]]
-    var profileStats: [String: ProfileStats] = [:]
+    /// Stats of the known profiles, by ``ReplicationProfile/ordinal`` (no String hashing per
+    /// message); other profiles, `(none)` and `(other)` in ``otherProfileStats``.
+    var knownProfileStats = [ProfileStats?](repeating: nil, count: ReplicationProfile.allCases.count)
+    var knownProfileCount = 0
+    var otherProfileStats: [String: ProfileStats] = [:]
     var collectionMode = CollectionMode.undetermined
     var timelines: DocumentTimelines
     var wanted: [DocRev: WantedRev] = [:]
@@ -87,37 +94,42 @@ struct SessionState {
         messageCounts[direction.rawValue] += 1
         byteCounts[direction.rawValue] += message.wirePayloadBytes > 0 ? message.wirePayloadBytes : message.body.readableBytes
         let firstNewFinding = findings.count
-        let typed: ReplicationMessage
+        // Each typed message is boxed once: a pending request and the returned AnalyzedMessage
+        // share the box instead of copying the (large) typed view.
+        let box: RequestBox
         var latency: Double?
         if message.type == .request {
-            typed = ReplicationMessage(message, context: context)
-            recordRequest(typed, noReply: message.isNoReply, from: direction, at: time)
-            checkCollectionMode(typed, from: direction, at: time)
-            handleRequest(typed, from: direction, at: time)
+            box = RequestBox(ReplicationMessage(message, context: context))
+            // `box.message` is passed straight on: a local copy of the typed view costs as much
+            // as everything else done for a reply.
+            recordRequest(box, noReply: message.isNoReply, from: direction, at: time)
+            checkCollectionMode(box.message, from: direction, at: time)
+            handleRequest(box.message, from: direction, at: time)
         } else {
             let request = pending[direction.reversed.rawValue].removeValue(forKey: message.number)
-            typed = ReplicationMessage(message, answering: request?.message, context: context)
+            box = RequestBox(ReplicationMessage(message, answering: request?.box, context: context))
             if let request {
                 let elapsed = time - request.time
                 latency = elapsed
-                updateStats(request.message.profile) { $0.recordAnswer(latency: elapsed, isError: message.type == .error) }
-                if case .error(let error) = typed.content { errorCounts[error.key, default: 0] += 1 }
-                handleReply(typed, to: request, from: direction, at: time, latency: elapsed)
-            } else if case .error(let error) = typed.content {
+                updateStats(request.message.profile, known: request.message.knownProfile) { $0.recordAnswer(latency: elapsed, isError: message.type == .error) }
+                if case .error(let error) = box.message.content { errorCounts[error.key, default: 0] += 1 }
+                handleReply(box.message, to: request, from: direction, at: time, latency: elapsed)
+            } else if case .error(let error) = box.message.content {
                 errorCounts[error.key, default: 0] += 1
             }
         }
-        for violation in typed.violations {
+        for violation in box.message.violations {
             let kind: Finding.Kind = violation.isCollectionModeViolation ? .mixedCollectionModes : .protocolViolation
-            report(kind, side: direction, message: typed, at: time, text: "\(typed.profile ?? "message") #\(typed.number): \(violation)")
+            report(kind, side: direction, message: box.message, at: time,
+                   text: "\(box.message.profile ?? "message") #\(box.message.number): \(violation)")
         }
         let raised = findings.count > firstNewFinding ? Array(findings[firstNewFinding...]) : []
-        return AnalyzedMessage(message: typed, from: direction, time: time, latency: latency, findings: raised)
+        return AnalyzedMessage(box: box, from: direction, time: time, latency: latency, findings: raised)
     }
 
-    private mutating func recordRequest(_ typed: ReplicationMessage, noReply: Bool, from direction: BLIPDirection,
+    private mutating func recordRequest(_ box: RequestBox, noReply: Bool, from direction: BLIPDirection,
                                         at time: Double) {
-        updateStats(typed.profile) { stats in
+        updateStats(box.message.profile, known: box.message.knownProfile) { stats in
             stats.requests += 1
             if noReply { stats.noReply += 1 }
         }
@@ -126,13 +138,32 @@ struct SessionState {
             reportLimit("pending", "more than \(limits.maxPendingRequests) requests await replies; later ones are not paired", at: time)
             return
         }
-        pending[direction.rawValue][typed.number] = PendingRequest(message: typed, time: time)
+        pending[direction.rawValue][box.message.number] = PendingRequest(box: box, time: time)
     }
 
-    private mutating func updateStats(_ profile: String?, _ update: (inout ProfileStats) -> Void) {
+    /// Counts under the profile; once `maxProfiles` distinct ones are counted, new ones count
+    /// under `(other)`.
+    private mutating func updateStats(_ profile: String?, known: ReplicationProfile?, _ update: (inout ProfileStats) -> Void) {
+        let distinct = knownProfileCount + otherProfileStats.count
+        if let known {
+            let ordinal = known.ordinal
+            if knownProfileStats[ordinal] == nil, distinct < Self.maxProfiles {
+                knownProfileStats[ordinal] = ProfileStats(profile: known.rawValue)
+                knownProfileCount += 1
+            }
+            if knownProfileStats[ordinal] != nil {
+                update(&knownProfileStats[ordinal]!)
+                return
+            }
+        }
         var key = profile ?? "(none)"
-        if profileStats[key] == nil, profileStats.count >= Self.maxProfiles { key = "(other)" }
-        update(&profileStats[key, default: ProfileStats(profile: key)])
+        if otherProfileStats[key] == nil, distinct >= Self.maxProfiles { key = "(other)" }
+        update(&otherProfileStats[key, default: ProfileStats(profile: key)])
+    }
+
+    /// Every profile's stats, sorted by profile.
+    var allProfileStats: [ProfileStats] {
+        (knownProfileStats.compactMap { $0 } + otherProfileStats.values).sorted { $0.profile < $1.profile }
     }
 
     /// Legacy vs collection-aware (§5): the first replication request decides; mixing is reported.

@@ -35,15 +35,16 @@ public enum AnalyzerBenchmark {
         for _ in 0..<max(1, rounds) {
             let start = DispatchTime.now().uptimeNanoseconds
             let analyzer = SessionAnalyzer(connection: 0)
-            for (index, item) in stream.enumerated() {
-                analyzer.observe(message: item.message, from: item.direction, at: Double(index) * 0.0001)
+            // By index, so each message is lent to the analyzer as the relay lends it, not copied.
+            for index in stream.indices {
+                analyzer.observe(message: stream[index].message, from: stream[index].direction, at: Double(index) * 0.0001)
             }
             _ = analyzer.summary()
             best = min(best, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
 
             let parseStart = DispatchTime.now().uptimeNanoseconds
             var violations = 0
-            for item in stream { violations &+= ReplicationMessage(item.message).violations.count }
+            for index in stream.indices { violations &+= ReplicationMessage(stream[index].message).violations.count }
             precondition(violations >= 0)
             bestParse = min(bestParse, Double(DispatchTime.now().uptimeNanoseconds - parseStart) / 1e9)
         }

@@ -16,6 +16,12 @@ struct JSONParser {
         return try result.get()
     }
 
+    /// Parses raw bytes (valid only during the call).
+    static func parse(bytes: UnsafeRawBufferPointer) throws(Failure) -> JSONValue {
+        var parser = JSONParser(bytes: bytes)
+        return try parser.parseDocument().get()
+    }
+
     static func parse(_ text: String) throws(Failure) -> JSONValue {
         var buffer = ByteBuffer()
         buffer.writeString(text)

@@ -1,7 +1,9 @@
 /// A parsed JSON value, as replication bodies carry them (changes arrays, checkpoints,
 /// `_attachments`). Numbers keep their text so opaque sequence IDs are shown exactly as sent
 /// (replication-protocol §3 "changes": sequences are opaque and may be any JSON type).
-public indirect enum JSONValue: Sendable, Equatable, CustomStringConvertible {
+/// Not `indirect`: arrays and objects already live on the heap, so scalars (a changes entry's
+/// sequence, say) are stored inline instead of each in a box of its own.
+public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
     case null
     case bool(Bool)
     case number(String)

@@ -9,8 +9,8 @@ public struct GetAttachmentRequest: Sendable, Equatable {
 
     init(reading reader: inout MessageReader) {
         collection = reader.collection()
-        digest = reader.required("digest")
-        docID = reader.string("docID")
+        digest = reader.required(.digest)
+        docID = reader.string(.docID)
     }
 }
 
@@ -25,7 +25,7 @@ public struct ProveAttachmentRequest: Sendable, Equatable {
 
     init(reading reader: inout MessageReader) {
         collection = reader.collection()
-        digest = reader.required("digest")
+        digest = reader.required(.digest)
         nonceBytes = reader.body.readableBytes
         if !Self.nonceSizes.contains(nonceBytes) {
             reader.report(.wrongShape("proveAttachment nonce of \(nonceBytes) bytes", expected: "16 to 255 bytes"))

@@ -22,6 +22,11 @@ public struct ChangesRequest: Sendable, Equatable {
 
     init(reading reader: inout MessageReader) {
         collection = reader.collection()
+        if reader.bodyIsScannable, let scanned = Self.scanEntries(reader.body) {
+            entries = scanned
+            for entry in entries { _ = reader.checkRevID(entry.revID) }
+            return
+        }
         guard let body = reader.jsonBody() else { return }
         guard let items = body.arrayValue else {
             reader.report(.wrongShape("changes body", expected: "a JSON array of changes"))
@@ -78,7 +83,14 @@ public struct ChangesReply: Sendable, Equatable {
     }
 
     init(reading reader: inout MessageReader, requested: Int?) {
-        maxHistory = reader.int("maxHistory")
+        maxHistory = reader.int(.maxHistory)
+        if reader.bodyIsScannable, let scanned = Self.scanAnswers(reader.body) {
+            answers = scanned
+            if let requested, answers.count > requested {
+                reader.report(.replyCountMismatch("changes", entries: requested, answers: answers.count))
+            }
+            return
+        }
         guard let body = reader.jsonBody(required: requested.map { $0 > 0 } ?? true) else { return }
         guard let items = body.arrayValue else {
             reader.report(.wrongShape("changes reply", expected: "a JSON array"))

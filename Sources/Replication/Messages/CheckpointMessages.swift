@@ -5,7 +5,7 @@ public struct GetCheckpointRequest: Sendable, Equatable {
     public var collection: Int?
 
     init(reading reader: inout MessageReader) {
-        client = reader.required("client")
+        client = reader.required(.client)
         collection = reader.collection()
     }
 }
@@ -17,7 +17,7 @@ public struct Checkpoint: Sendable, Equatable {
     public var body: JSONValue?
 
     init(reading reader: inout MessageReader) {
-        rev = reader.string("rev")
+        rev = reader.string(.rev)
         body = reader.jsonBody(required: false)
         if let body, body.objectValue == nil { reader.report(.wrongShape("checkpoint body", expected: "a JSON object")) }
     }
@@ -37,8 +37,8 @@ public struct SetCheckpointRequest: Sendable, Equatable {
     public var body: JSONValue?
 
     init(reading reader: inout MessageReader) {
-        client = reader.required("client")
-        rev = reader.string("rev")
+        client = reader.required(.client)
+        rev = reader.string(.rev)
         collection = reader.collection()
         body = reader.jsonBody()
         if let body, body.objectValue == nil { reader.report(.wrongShape("checkpoint body", expected: "a JSON object")) }
@@ -50,7 +50,7 @@ public struct SetCheckpointReply: Sendable, Equatable {
     public var rev: String?
 
     init(reading reader: inout MessageReader) {
-        rev = reader.required("rev")
+        rev = reader.required(.rev)
     }
 }
 

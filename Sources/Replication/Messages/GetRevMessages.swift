@@ -5,8 +5,8 @@ public struct GetRevRequest: Sendable, Equatable {
     public var ifNotRev: String?
 
     init(reading reader: inout MessageReader) {
-        docID = reader.required("id")
-        ifNotRev = reader.string("ifNotRev")
+        docID = reader.required(.id)
+        ifNotRev = reader.string(.ifNotRev)
     }
 }
 
@@ -17,8 +17,8 @@ public struct GetRevReply: Sendable, Equatable {
     public var bodyBytes: Int
 
     init(reading reader: inout MessageReader) {
-        revID = reader.required("rev")
-        deleted = reader.bool("deleted")
+        revID = reader.required(.rev)
+        deleted = reader.bool(.deleted)
         bodyBytes = reader.body.readableBytes
         if let revID { _ = reader.checkRevID(revID) }
     }
@@ -34,8 +34,8 @@ public struct ErrorReply: Sendable, Equatable {
     public var key: String { "\(domain) \(code)" }
 
     init(reading reader: inout MessageReader) {
-        domain = reader.string("Error-Domain") ?? "BLIP"
-        let codeText = reader.string("Error-Code")
+        domain = reader.string(.errorDomain) ?? "BLIP"
+        let codeText = reader.string(.errorCode)
         code = codeText.flatMap { Int($0) } ?? 0
         if codeText == nil { reader.report(.missingProperty("ERR", "Error-Code")) }
         message = String(buffer: reader.body).prefix(200).description

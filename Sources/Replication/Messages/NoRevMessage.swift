@@ -10,11 +10,11 @@ public struct NoRevMessage: Sendable, Equatable {
 
     init(reading reader: inout MessageReader) {
         collection = reader.collection()
-        docID = reader.required("id")
-        revID = reader.required("rev")
-        sequence = reader.json(property: "sequence")
-        error = reader.int("error")
-        reason = reader.string("reason")
+        docID = reader.required(.id)
+        revID = reader.required(.rev)
+        sequence = reader.json(property: .sequence)
+        error = reader.int(.error)
+        reason = reader.string(.reason)
         if let revID { _ = reader.checkRevID(revID) }
     }
 }

@@ -14,6 +14,14 @@ public struct ProposeChangesRequest: Sendable, Equatable {
 
     init(reading reader: inout MessageReader) {
         collection = reader.collection()
+        if reader.bodyIsScannable, let scanned = Self.scanEntries(reader.body) {
+            entries = scanned
+            for entry in entries {
+                _ = reader.checkRevID(entry.revID)
+                if let serverRevID = entry.serverRevID { _ = reader.checkRevID(serverRevID) }
+            }
+            return
+        }
         guard let body = reader.jsonBody() else { return }
         guard let items = body.arrayValue, items.count <= ChangesRequest.maxEntries else {
             reader.report(.wrongShape("proposeChanges body", expected: "a JSON array of at most \(ChangesRequest.maxEntries) entries"))
@@ -58,6 +66,13 @@ public struct ProposeChangesReply: Sendable, Equatable {
     public func status(at index: Int) -> Int { index < statuses.count ? statuses[index] : 0 }
 
     init(reading reader: inout MessageReader, requested: Int?) {
+        if reader.bodyIsScannable, let scanned = Self.scanStatuses(reader.body) {
+            statuses = scanned
+            if let requested, statuses.count > requested {
+                reader.report(.replyCountMismatch("proposeChanges", entries: requested, answers: statuses.count))
+            }
+            return
+        }
         guard let body = reader.jsonBody(required: false) else { return }
         guard let items = body.arrayValue else {
             reader.report(.wrongShape("proposeChanges reply", expected: "a JSON array of status codes"))

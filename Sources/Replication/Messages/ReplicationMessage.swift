@@ -55,19 +55,27 @@ public struct ReplicationMessage: Sendable {
     /// without it a reply is shown generically.
     public init(_ message: BLIPMessage, answering request: ReplicationMessage? = nil,
                 context: MessageContext = MessageContext()) {
+        self.init(message, answering: request.map(RequestBox.init), context: context)
+    }
+
+    /// Types a reply whose request is already boxed (the analyzer keeps pending requests so,
+    /// and a reply then shares the box instead of allocating one).
+    init(_ message: BLIPMessage, answering requestBox: RequestBox?, context: MessageContext) {
+        // The request is read through its box, never copied out of it.
         type = message.type
         number = message.number
         bodyBytes = message.body.readableBytes
-        requestBox = request.map(RequestBox.init)
-        profile = message.type == .request ? message.profile : request?.profile
-        var reader = MessageReader(profile: profile ?? "message", message: message, context: context)
+        self.requestBox = requestBox
+        var reader = MessageReader(message: message, context: context)
+        profile = message.type == .request ? reader.string(.profile) : requestBox?.profile
+        reader.profile = profile ?? "message"
         switch message.type {
         case .request: content = Self.requestContent(&reader, profile: profile)
         case .error: content = .error(ErrorReply(reading: &reader))
-        default: content = Self.replyContent(&reader, request: request)
+        default: content = Self.replyContent(&reader, request: requestBox)
         }
         violations = reader.violations
-        collection = message.type == .request ? content.collectionIndex : request?.collection
+        collection = message.type == .request ? content.collectionIndex : requestBox?.collection
         if let collection, collection < context.collections.count {
             collectionName = context.collections[collection].description
         }
@@ -94,8 +102,8 @@ public struct ReplicationMessage: Sendable {
         }
     }
 
-    private static func replyContent(_ reader: inout MessageReader, request: ReplicationMessage?) -> Content {
-        switch request?.content {
+    private static func replyContent(_ reader: inout MessageReader, request: RequestBox?) -> Content {
+        switch request?.message.content {
         case .getCheckpoint: return .checkpoint(Checkpoint(reading: &reader))
         case .setCheckpoint: return .setCheckpointReply(SetCheckpointReply(reading: &reader))
         case .getCollections(let sent):
@@ -117,10 +125,15 @@ public struct ReplicationMessage: Sendable {
     public var knownProfile: ReplicationProfile? { profile.flatMap(ReplicationProfile.init(rawValue:)) }
 }
 
-/// Holds a reply's request out of line (a struct cannot contain itself).
-private final class RequestBox: Sendable {
+/// Holds a typed message out of line: a reply's request (a struct cannot contain itself), a
+/// pending request, an analyzed message.
+final class RequestBox: Sendable {
     let message: ReplicationMessage
-    init(_ message: ReplicationMessage) { self.message = message }
+    init(_ message: consuming ReplicationMessage) { self.message = message }
+
+    /// Single fields, read without copying the whole message out of the box.
+    var profile: String? { message.profile }
+    var collection: Int? { message.collection }
 }
 
 extension ReplicationMessage.Content {

@@ -1,4 +1,9 @@
 import NIOCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// rev (and Connected Client's putRev): one document revision with its metadata
 /// (replication-protocol §3 "rev"; Connected Client §3.3). `id`, `rev` and `deleted` may instead
@@ -25,14 +30,14 @@ public struct RevMessage: Sendable, Equatable {
     init(reading reader: inout MessageReader) {
         profile = reader.profile
         collection = reader.collection()
-        docID = reader.string("id")
-        revID = reader.string("rev")
-        deleted = reader.bool("deleted")
-        sequence = reader.json(property: "sequence")
-        history = reader.string("history")
+        docID = reader.string(.id)
+        revID = reader.string(.rev)
+        deleted = reader.bool(.deleted)
+        sequence = reader.json(property: .sequence)
+        history = reader.string(.history)
         historyCount = 0
-        replacedRev = reader.string("replacedRev")
-        noConflicts = reader.bool("noconflicts")
+        replacedRev = reader.string(.replacedRev)
+        noConflicts = reader.bool(.noconflicts)
         bodyBytes = reader.body.readableBytes
         // The body is parsed only when it must be: a missing id/rev, or attachments to list.
         if docID == nil || revID == nil || Self.mentionsAttachments(reader.body) {
@@ -55,16 +60,26 @@ public struct RevMessage: Sendable, Equatable {
     }
 
     private mutating func readBody(_ reader: inout MessageReader) {
+        if reader.bodyIsScannable, let fields = RevBodyFields.scan(reader.body) {
+            apply(fields, reader: &reader)
+            return
+        }
         guard let body = reader.jsonBody(required: !deleted), let members = body.objectValue else {
             if reader.body.readableBytes > 0, reader.violations.isEmpty {
                 reader.report(.wrongShape("\(profile) body", expected: "a JSON object"))
             }
             return
         }
-        if docID == nil { docID = members["_id"]?.stringValue }
-        if revID == nil { revID = members["_rev"]?.stringValue }
-        if members["_deleted"]?.isTruthy == true { deleted = true }
-        guard let attachments = members["_attachments"] else { return }
+        let fields = RevBodyFields(id: members["_id"]?.stringValue, rev: members["_rev"]?.stringValue,
+                                   deleted: members["_deleted"]?.isTruthy == true, attachments: members["_attachments"])
+        apply(fields, reader: &reader)
+    }
+
+    private mutating func apply(_ fields: RevBodyFields, reader: inout MessageReader) {
+        if docID == nil { docID = fields.id }
+        if revID == nil { revID = fields.rev }
+        if fields.deleted { deleted = true }
+        guard let attachments = fields.attachments else { return }
         guard let entries = attachments.objectValue else {
             reader.report(.wrongShape("_attachments", expected: "a JSON object"))
             return
@@ -80,21 +95,19 @@ public struct RevMessage: Sendable, Equatable {
         }
     }
 
-    private static let attachmentsKey = Array("\"_attachments\"".utf8)
-
-    /// A byte search, so bodies without attachments are never parsed.
+    /// A byte search, so bodies without attachments are never parsed. `memchr` finds the key's
+    /// `_` (rare in JSON bodies) and the key is compared only there.
     static func mentionsAttachments(_ body: ByteBuffer) -> Bool {
         body.withUnsafeReadableBytes { bytes in
-            let key = attachmentsKey
-            guard bytes.count >= key.count else { return false }
-            var index = 0
-            let last = bytes.count - key.count
+            let key: StaticString = "\"_attachments\""
+            let length = key.utf8CodeUnitCount
+            guard bytes.count >= length, let base = bytes.baseAddress else { return false }
+            var index = 1
+            let last = bytes.count - length + 1
             while index <= last {
-                if bytes[index] == key[0] {
-                    var offset = 1
-                    while offset < key.count, bytes[index + offset] == key[offset] { offset += 1 }
-                    if offset == key.count { return true }
-                }
+                guard let hit = memchr(base + index, Int32(UInt8(ascii: "_")), last - index + 1) else { return false }
+                index = base.distance(to: UnsafeRawPointer(hit))
+                if UnsafeRawBufferPointer(rebasing: bytes[(index - 1)..<(index - 1 + length)]).matches(key) { return true }
                 index += 1
             }
             return false

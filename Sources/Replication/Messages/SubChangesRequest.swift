@@ -36,23 +36,23 @@ public struct SubChangesRequest: Sendable, Equatable {
 
     init(reading reader: inout MessageReader) {
         collection = reader.collection()
-        if reader.string("since") == "NOW" {
+        if reader.string(.since) == "NOW" {
             since = .now
         } else {
-            since = reader.json(property: "since").map(Since.sequence)
+            since = reader.json(property: .since).map(Since.sequence)
         }
-        continuous = reader.bool("continuous")
-        batch = reader.int("batch")
-        activeOnly = reader.bool("activeOnly")
-        filter = reader.string("filter")
-        channels = reader.string("channels").map { $0.split(separator: ",").map { String($0.trimmingSpaces) } }
-        if let value = reader.string("versioning") {
+        continuous = reader.bool(.continuous)
+        batch = reader.int(.batch)
+        activeOnly = reader.bool(.activeOnly)
+        filter = reader.string(.filter)
+        channels = reader.string(.channels).map { $0.split(separator: ",").map { String($0.trimmingSpaces) } }
+        if let value = reader.string(.versioning) {
             versioning = Versioning(rawValue: value)
             if versioning == nil {
                 reader.report(.invalidProperty("subChanges", "versioning", value, expected: "rev-trees or version-vectors"))
             }
         }
-        sendReplacementRevs = reader.bool("sendReplacementRevs")
+        sendReplacementRevs = reader.bool(.sendReplacementRevs)
         for pair in reader.properties where !Self.definedProperties.contains(pair.key) {
             filterParameters[pair.key] = pair.value
         }

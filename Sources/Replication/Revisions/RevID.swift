@@ -16,7 +16,8 @@ public enum RevID: Sendable, Hashable, CustomStringConvertible {
         case .revTrees: return TreeRevID.parse(text).map(RevID.tree)
         case .versionVectors: return Version.parse(Substring(text)).map(RevID.version)
         case nil:
-            if text.contains("@") { return Version.parse(Substring(text)).map(RevID.version) }
+            // A byte search: `String.contains(String)` goes through Foundation and dominated profiles.
+            if text.containsByte(UInt8(ascii: "@")) { return Version.parse(Substring(text)).map(RevID.version) }
             return TreeRevID.parse(text).map(RevID.tree)
         }
     }
@@ -39,5 +40,14 @@ public enum RevID: Sendable, Hashable, CustomStringConvertible {
     static func abbreviate(_ text: String) -> String {
         if let id = try? parse(text).get() { return id.abbreviated }
         return text.count > 16 ? text.prefix(12) + "…" : text
+    }
+}
+
+extension String {
+    /// True when the UTF-8 form holds `byte`: a loop over contiguous bytes, not a generic
+    /// `contains` (nor Foundation's, which `String.contains(String)` resolves to).
+    func containsByte(_ byte: UInt8) -> Bool {
+        if let found = utf8.withContiguousStorageIfAvailable({ $0.contains(byte) }) { return found }
+        return utf8.contains(byte)
     }
 }

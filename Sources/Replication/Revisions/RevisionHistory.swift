@@ -20,7 +20,7 @@ public enum RevisionHistory: Sendable, Hashable {
         switch current {
         case .version: isVector = true
         case .tree: isVector = false
-        case nil: isVector = text.contains("@")
+        case nil: isVector = text.containsByte(UInt8(ascii: "@"))
         }
         if isVector { return VersionVector.parse(text, omitsCurrent: true).map(RevisionHistory.vector) }
         return parseTree(text, current: current)

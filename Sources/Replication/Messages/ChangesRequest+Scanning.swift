@@ -1,0 +1,88 @@
+import NIOCore
+
+/// The changes fast path: the body's entries read in one pass over its bytes, with no JSON
+/// value tree. Any body it does not fully handle (escapes, nested sequences, bad shapes,
+/// invalid JSON) returns nil, and the strict tree-based path then reads it and reports what is
+/// wrong, so results and violations are the same either way.
+extension ChangesRequest {
+    static func scanEntries(_ body: ByteBuffer) -> [Entry]? {
+        body.withUnsafeReadableBytes { bytes -> [Entry]? in
+            var scanner = JSONScanner(bytes)
+            guard scanner.consume(UInt8(ascii: "[")) else { return nil }
+            var entries: [Entry] = []
+            if scanner.consume(UInt8(ascii: "]")) { return scanner.isAtEnd ? entries : nil }
+            repeat {
+                guard entries.count < maxEntries, let entry = scanEntry(&scanner) else { return nil }
+                entries.append(entry)
+            } while scanner.consume(UInt8(ascii: ","))
+            guard scanner.consume(UInt8(ascii: "]")), scanner.isAtEnd else { return nil }
+            return entries
+        }
+    }
+
+    /// `[sequence, "docID", "revID", deleted?, bodySize?]`.
+    private static func scanEntry(_ scanner: inout JSONScanner) -> Entry? {
+        guard scanner.consume(UInt8(ascii: "[")), let sequence = scanSequence(&scanner),
+              scanner.consume(UInt8(ascii: ",")), let docID = scanner.simpleString(),
+              scanner.consume(UInt8(ascii: ",")), let revID = scanner.simpleString() else { return nil }
+        var deleted = false
+        var bodySize: Int?
+        if scanner.consume(UInt8(ascii: ",")) {
+            guard let flag = scanner.truthiness(depth: 2) else { return nil }
+            deleted = flag
+            if scanner.consume(UInt8(ascii: ",")) {
+                guard let token = scanner.number(), let size = JSONScanner.unsignedInteger(token) else { return nil }
+                bodySize = size
+            }
+        }
+        guard scanner.consume(UInt8(ascii: "]")) else { return nil }
+        return Entry(sequence: sequence, docID: String(decoding: docID, as: UTF8.self),
+                     revID: String(decoding: revID, as: UTF8.self), deleted: deleted, bodySize: bodySize)
+    }
+
+    /// A sequence that is a number or a plain string (other JSON types take the slow path).
+    private static func scanSequence(_ scanner: inout JSONScanner) -> JSONValue? {
+        if scanner.peek() == UInt8(ascii: "\"") {
+            return scanner.simpleString().map { .string(String(decoding: $0, as: UTF8.self)) }
+        }
+        return scanner.number().map { .number(String(decoding: $0, as: UTF8.self)) }
+    }
+}
+
+extension ChangesReply {
+    /// The answers in one pass: `null`, `0`, or arrays of plain strings; nil for anything else.
+    static func scanAnswers(_ body: ByteBuffer) -> [Answer]? {
+        body.withUnsafeReadableBytes { bytes -> [Answer]? in
+            var scanner = JSONScanner(bytes)
+            guard scanner.consume(UInt8(ascii: "[")) else { return nil }
+            var answers: [Answer] = []
+            if scanner.consume(UInt8(ascii: "]")) { return scanner.isAtEnd ? answers : nil }
+            repeat {
+                guard let answer = scanAnswer(&scanner) else { return nil }
+                answers.append(answer)
+            } while scanner.consume(UInt8(ascii: ","))
+            guard scanner.consume(UInt8(ascii: "]")), scanner.isAtEnd else { return nil }
+            return answers
+        }
+    }
+
+    private static func scanAnswer(_ scanner: inout JSONScanner) -> Answer? {
+        switch scanner.peek() {
+        case UInt8(ascii: "["):
+            _ = scanner.consume(UInt8(ascii: "["))
+            var ancestors: [String] = []
+            if scanner.consume(UInt8(ascii: "]")) { return .wanted(knownAncestors: ancestors) }
+            repeat {
+                guard let revID = scanner.simpleString() else { return nil }
+                ancestors.append(String(decoding: revID, as: UTF8.self))
+            } while scanner.consume(UInt8(ascii: ","))
+            return scanner.consume(UInt8(ascii: "]")) ? .wanted(knownAncestors: ancestors) : nil
+        case UInt8(ascii: "n"):
+            return scanner.literal() == .null ? .notWanted : nil
+        default:
+            guard let token = scanner.number(),
+                  token.elementsEqual("0".utf8) || token.elementsEqual("-0".utf8) else { return nil }
+            return .notWanted
+        }
+    }
+}
