@@ -2,7 +2,7 @@
 #   make test   installs missing system packages, builds, runs every test
 #   make demo   installs missing system packages, builds in release mode, runs the main job
 SWIFT ?= swift
-SYSTEM_PACKAGES := libpcap-dev zlib1g-dev libssl-dev tshark openssl
+SYSTEM_PACKAGES := libpcap-dev zlib1g-dev libssl-dev tshark openssl prometheus
 BIN := .build/release/blipscope
 
 .PHONY: setup build release test demo bench clean
@@ -34,6 +34,8 @@ demo: release
 
 bench: release
 	$(BIN) bench codec
+	$(BIN) bench relay
+	$(BIN) bench pull
 
 clean:
 	rm -rf .build

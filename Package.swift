@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
@@ -54,7 +55,7 @@ let package = Package(
         .target(
             name: "Relay",
             dependencies: [
-                "BLIPCore", "BLIPNIO",
+                "BLIPCore", "BLIPNIO", "Replication", "Capture",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -82,10 +83,11 @@ let package = Package(
         .executableTarget(
             name: "blipscope",
             dependencies: [
-                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication",
+                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication", "Gateway",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
@@ -107,7 +109,7 @@ let package = Package(
         .testTarget(
             name: "RelayTests",
             dependencies: [
-                "Relay", "BLIPNIO", "BLIPCore", "BLIPTestSupport",
+                "Relay", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -115,13 +117,16 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "BLIPNIO", "BLIPCore", "Replication", "BLIPTestSupport",
+                "Gateway", "Relay", "BLIPNIO", "BLIPCore", "Replication", "BLIPTestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -21,6 +21,7 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         case idleTimeout
         case closeTimeout
         case shuttingDown
+        case captureFailed(String)
     }
 
     let kind: Kind
@@ -75,6 +76,7 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         case .idleTimeout: return "idle_timeout"
         case .closeTimeout: return "close_timeout"
         case .shuttingDown: return "shutting_down"
+        case .captureFailed: return "capture_failed"
         }
     }
 
@@ -111,6 +113,8 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
             return "closing handshake did not finish in time"
         case .shuttingDown:
             return "relay shutting down"
+        case .captureFailed(let detail):
+            return "capture failed: \(detail)"
         }
     }
 }

@@ -130,9 +130,10 @@ public final class PcapExporter {
 }
 
 /// HTTP/1.1 heads as text, completed with the headers a WebSocket upgrade needs when the
-/// record lacks them (the relay may store only the end-to-end ones).
-enum HTTPHeadText {
-    static func request(_ head: HTTPRequestHead) -> String {
+/// record lacks them (the relay may store only the end-to-end ones). Public for writers that
+/// feed ``TCPStreamSynthesizer`` themselves (the relay's live pcap).
+public enum HTTPHeadText {
+    public static func request(_ head: HTTPRequestHead) -> String {
         var headers = head.headers
         if headers["Upgrade"] == nil { headers.append(name: "Upgrade", value: "websocket") }
         if headers["Connection"] == nil { headers.append(name: "Connection", value: "Upgrade") }
@@ -141,7 +142,7 @@ enum HTTPHeadText {
         return "\(head.method) \(head.target) \(head.version)\r\n" + lines(headers)
     }
 
-    static func response(_ head: HTTPResponseHead, answering request: HTTPRequestHead) -> String {
+    public static func response(_ head: HTTPResponseHead, answering request: HTTPRequestHead) -> String {
         var headers = head.headers
         if head.isSwitchingProtocols {
             if headers["Upgrade"] == nil { headers.append(name: "Upgrade", value: "websocket") }

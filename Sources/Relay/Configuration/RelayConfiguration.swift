@@ -40,6 +40,26 @@ public struct RelayConfiguration: Sendable {
         case text, json
     }
 
+    // MARK: capture (GitHub issue 6)
+
+    /// Write one capture file per session (``CaptureObserver``) into this directory (created if
+    /// missing); nil captures nothing.
+    public var captureDirectory: String?
+    /// Start a new part of a session's capture once a file holds this many bytes; nil never rotates.
+    public var captureMaxFileBytes: Int?
+    /// What to do when the disk does not keep up with a session's capture.
+    public var captureOverflow = CaptureOverflowPolicy.backPressure
+    /// Write every session's client leg into this pcap file (``PcapObserver``); nil writes none.
+    public var pcapPath: String?
+
+    /// When capture records arrive faster than they can be written.
+    public enum CaptureOverflowPolicy: String, Sendable, CaseIterable {
+        /// Stop reading from the session's peers until the capture has drained: nothing is lost.
+        case backPressure = "backpressure"
+        /// Keep relaying, drop the records that do not fit, and record how many were dropped.
+        case drop
+    }
+
     public init(upstream: UpstreamRouting) {
         self.upstream = upstream
     }

@@ -23,6 +23,14 @@ public struct SessionInfo: Sendable {
     public var upstream: String
     /// The sub-protocol the upstream chose.
     public var subprotocol: String?
+    /// The client's upgrade request as received (secrets included: observers redact).
+    public var request: HTTPRequestHead? = nil
+    /// The upstream's 101 answer as received.
+    public var upstreamResponse: HTTPResponseHead? = nil
+    /// The client's TCP port, when known.
+    public var clientPort: Int? = nil
+    /// From dialing the upstream to its 101 answer.
+    public var upstreamConnectTime: TimeAmount? = nil
 }
 
 /// One event of a session, as observers see it (ARCHITECTURE.md "Observers"). Events are built
@@ -65,6 +73,9 @@ public struct FrameEvent: Sendable {
     public var wireBytes: Int
     /// Uncompressed payload bytes.
     public var payloadBytes: Int
+    /// The BLIP frame (one WebSocket message payload, unmasked), only for observers with
+    /// ``RelayEventInterests/frameBytes``; shares storage with the relay's copy (no extra copy).
+    public var bytes: ByteBuffer? = nil
 }
 
 public struct MessageEvent: Sendable {

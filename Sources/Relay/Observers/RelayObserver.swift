@@ -1,3 +1,6 @@
+import BLIPCore
+import BLIPCore
+
 /// What kinds of events an observer wants; the relay builds only those.
 public struct RelayEventInterests: OptionSet, Sendable {
     public let rawValue: UInt8
@@ -9,6 +12,10 @@ public struct RelayEventInterests: OptionSet, Sendable {
     public static let messages = RelayEventInterests(rawValue: 2)
     /// Every frame and ACK.
     public static let frames = RelayEventInterests(rawValue: 4)
+    /// Every WebSocket data message as a ``RelayEvent/frame(_:)`` with ``FrameEvent/bytes`` set:
+    /// ACKs and frames the decoder could not read included (capture). An observer with both this
+    /// and ``frames`` still gets ACKs as ``RelayEvent/ack(sessionID:direction:ack:)`` too.
+    public static let frameBytes = RelayEventInterests(rawValue: 8)
     public static let all: RelayEventInterests = [.sessions, .messages, .frames]
 }
 
@@ -24,9 +31,12 @@ public protocol RelayObserver: Sendable {
 struct ObserverSet: Sendable {
     let observers: [any RelayObserver]
     let interests: RelayEventInterests
+    /// The observers that hold per-session resources (capture, pcap).
+    let recorders: [any RelayRecorder]
 
     init(_ observers: [any RelayObserver]) {
         self.observers = observers
+        self.recorders = observers.compactMap { $0 as? any RelayRecorder }
         self.interests = observers.reduce(into: []) { $0.formUnion($1.interests) }
     }
 
@@ -35,4 +45,29 @@ struct ObserverSet: Sendable {
     func emit(_ event: RelayEvent, kind: RelayEventInterests) {
         for observer in observers where observer.interests.contains(kind) { observer.observe(event) }
     }
+
+    /// One frame: with its bytes to ``RelayEventInterests/frameBytes`` observers, without to the
+    /// other ``RelayEventInterests/frames`` observers (as `.ack` for an ACK; nothing when it was not
+    /// decoded).
+    func emitFrame(_ frame: FrameEvent, ack: AckInfo?, decoded: Bool) {
+        for observer in observers {
+            let interests = observer.interests
+            if interests.contains(.frameBytes) {
+                observer.observe(.frame(frame))
+                if let ack, interests.contains(.frames) {
+                    observer.observe(.ack(sessionID: frame.sessionID, direction: frame.direction, ack: ack))
+                }
+            } else if interests.contains(.frames), decoded {
+                if let ack {
+                    observer.observe(.ack(sessionID: frame.sessionID, direction: frame.direction, ack: ack))
+                } else {
+                    var plain = frame
+                    plain.bytes = nil
+                    observer.observe(.frame(plain))
+                }
+            }
+        }
+    }
+
+
 }

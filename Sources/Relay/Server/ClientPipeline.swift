@@ -75,7 +75,8 @@ struct ClientPipeline {
             return channel.eventLoop.makeSucceededFuture(nil)
         }
         let info = SessionInfo(id: server.makeSessionID(), clientAddress: clientAddress, user: client.user,
-                               database: client.database, target: head.uri, upstream: url.description)
+                               database: client.database, target: head.uri, upstream: url.description,
+                               request: head, clientPort: channel.remoteAddress?.port)
         let session = RelaySession(info: info, clientChannel: channel, configuration: configuration,
                                    observers: server.observerSet)
         pending.session = session
@@ -88,11 +89,14 @@ struct ClientPipeline {
                                                        clientIP: channel.remoteAddress?.ipAddress,
                                                        clientTLS: sslContext != nil)
         let server = self.server
+        let dialStarted = NIODeadline.now()
         return connector.connect(to: url, request: request, hop: hop, on: channel.eventLoop)
             .map { outcome -> HTTPHeaders? in
                 switch outcome {
                 case .upgraded(let upstream, let response):
                     session.setSubprotocol(response.headers.first(name: "Sec-WebSocket-Protocol"))
+                    session.setUpstreamResponse(response)
+                    session.setUpstreamConnectTime(.now() - dialStarted)
                     session.attach(boundHop.value, channel: upstream)
                     if session.isFinished { upstream.close(promise: nil) } else { server.register(session) }
                     return HandshakeHeaders.upgradeResponse(from: response)

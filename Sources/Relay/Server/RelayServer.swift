@@ -33,11 +33,12 @@ public final class RelayServer: Sendable {
         self.group = group
         let logging = LoggingObserver(logger: logger, format: configuration.logFormat,
                                       redactBodies: configuration.redactBodies)
-        self.observers = ObserverSet([logging] + observers)
+        self.observers = ObserverSet([logging] + observers + Self.recorders(for: configuration, logger: logger))
     }
 
     /// Binds the listener. Fails on a bad TLS certificate or key, or a busy address.
     public func start() async throws -> SocketAddress {
+        for recorder in observers.recorders { try recorder.prepare() }
         let serverContext = try configuration.serverTLS?.makeContext()
         let upstreamContext = try configuration.upstreamTLS.makeContext()
         let connector = UpstreamConnector(configuration: configuration, sslContext: upstreamContext)
@@ -62,7 +63,8 @@ public final class RelayServer: Sendable {
     /// The bound address, once started.
     public var localAddress: SocketAddress? { state.withLockedValue { $0.listener?.localAddress } }
 
-    /// Closes the listener, then every session (CLOSE 1001 to both sides), and waits for them.
+    /// Closes the listener, then every session (CLOSE 1001 to both sides), and waits for them;
+    /// then writes out and closes every capture file and the pcap (``RelayRecorder/finish()``).
     public func shutdown() async throws {
         let (listener, sessions) = state.withLockedValue { ($0.listener, Array($0.sessions.values)) }
         try? await listener?.close()
@@ -78,6 +80,7 @@ public final class RelayServer: Sendable {
             closing.append(promise.futureResult)
         }
         for future in closing { try? await future.get() }
+        for recorder in observers.recorders { await recorder.finish() }
     }
 
     /// Counters of the sessions now open.
@@ -109,4 +112,18 @@ public final class RelayServer: Sendable {
     }
 
     var observerSet: ObserverSet { observers }
+
+    /// The capture and pcap observers `configuration` asks for.
+    private static func recorders(for configuration: RelayConfiguration, logger: Logger) -> [any RelayObserver] {
+        var recorders: [any RelayObserver] = []
+        if let directory = configuration.captureDirectory {
+            recorders.append(CaptureObserver(options: .init(directory: directory, maxFileBytes: configuration.captureMaxFileBytes,
+                                                            overflow: configuration.captureOverflow),
+                                             logger: logger))
+        }
+        if let path = configuration.pcapPath {
+            recorders.append(PcapObserver(path: path, relayPort: configuration.listenPort, logger: logger))
+        }
+        return recorders
+    }
 }

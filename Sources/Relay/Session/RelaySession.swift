@@ -1,6 +1,7 @@
 import BLIPCore
 import BLIPNIO
 import NIOCore
+import NIOHTTP1
 import NIOWebSocket
 
 /// One client's session: the client hop, the upstream hop, a ``DirectionPump`` per direction,
@@ -33,6 +34,8 @@ final class RelaySession: @unchecked Sendable {
     private var finished = false
     private(set) var statistics = SessionStatistics()
     private var finishedCallbacks: [() -> Void] = []
+    /// Held ``SessionReadGate``s: while above zero neither hop reads (capture back-pressure).
+    private var readHolds = 0
 
     init(info: SessionInfo, clientChannel: Channel, configuration: RelayConfiguration, observers: ObserverSet) {
         self.info = info
@@ -52,6 +55,10 @@ final class RelaySession: @unchecked Sendable {
 
     func setSubprotocol(_ subprotocol: String?) { info.subprotocol = subprotocol }
 
+    func setUpstreamResponse(_ response: HTTPResponseHead) { info.upstreamResponse = response }
+
+    func setUpstreamConnectTime(_ time: TimeAmount) { info.upstreamConnectTime = time }
+
     /// Puts `hop` (already in its channel's pipeline) into the session.
     func attach(_ hop: HopHandler, channel: Channel) {
         hop.session = self
@@ -61,6 +68,9 @@ final class RelaySession: @unchecked Sendable {
         pumps[BLIPDirection.clientToServer.rawValue].releaseHeld(to: upstream)
         pumps[BLIPDirection.serverToClient.rawValue].releaseHeld(to: client)
         opened = true
+        for recorder in observers.recorders {
+            recorder.sessionWillOpen(info, readGate: SessionReadGate(session: self))
+        }
         if observers.wants(.sessions) { observers.emit(.sessionOpened(info), kind: .sessions) }
         client.resumeReading()
         upstream.resumeReading()
@@ -75,9 +85,21 @@ final class RelaySession: @unchecked Sendable {
 
     // MARK: flow control
 
-    func mayRead(_ hop: HopHandler) -> Bool { partner(of: hop)?.isWritable ?? false }
+    func mayRead(_ hop: HopHandler) -> Bool { readHolds == 0 && (partner(of: hop)?.isWritable ?? false) }
 
-    func partnerWritable(_ hop: HopHandler) { partner(of: hop)?.resumeReading() }
+    func partnerWritable(_ hop: HopHandler) {
+        guard readHolds == 0 else { return }
+        partner(of: hop)?.resumeReading()
+    }
+
+    /// Stops reading from both peers (from their next read on) until as many ``releaseReading()``.
+    func holdReading() { readHolds += 1 }
+
+    func releaseReading() {
+        readHolds = max(0, readHolds - 1)
+        guard readHolds == 0 else { return }
+        for hop in hops.compactMap({ $0 }) where mayRead(hop) { hop.resumeReading() }
+    }
 
     func flowChanged(_ hop: HopHandler, paused: Bool) {
         let direction = hop.inboundDirection
@@ -110,8 +132,12 @@ final class RelaySession: @unchecked Sendable {
     }
 
     private func inspect(_ frame: WebSocketFrame, pump: DirectionPump) {
-        guard inspector.isDecoding else { return }
+        guard inspector.isDecoding || observers.wants(.frameBytes) else { return }
         let (bytes, tooLarge) = pump.message(completedBy: frame)
+        guard inspector.isDecoding else {
+            if let bytes { inspector.emitUndecoded(bytes, direction: pump.direction) }
+            return
+        }
         var failure: RelayError?
         if tooLarge {
             failure = RelayError(.decodeFailed(BLIPError(.frameTooLarge, "WebSocket message over the reassembly limit"),

@@ -47,16 +47,17 @@ final class SessionInspector {
         do {
             decoded = try decoder.receive(bytes, from: direction)
         } catch {
+            emitUndecoded(bytes, direction: direction)
             return fail(RelayError(.decodeFailed(error, direction)), direction: direction, statistics: &statistics)
         }
-        if observers.wants(.frames) {
-            if case .ack(let ack) = decoded.outcome {
-                observers.emit(.ack(sessionID: sessionID, direction: direction, ack: ack), kind: .frames)
-            } else {
-                observers.emit(.frame(FrameEvent(sessionID: sessionID, direction: direction, number: decoded.number,
-                                                 flags: decoded.flags, wireBytes: bytes.readableBytes,
-                                                 payloadBytes: decoded.payloadBytes)), kind: .frames)
-            }
+        if observers.wants(.frames) || observers.wants(.frameBytes) {
+            var ack: AckInfo?
+            if case .ack(let info) = decoded.outcome { ack = info }
+            var event = FrameEvent(sessionID: sessionID, direction: direction, number: decoded.number,
+                                   flags: decoded.flags, wireBytes: bytes.readableBytes,
+                                   payloadBytes: decoded.payloadBytes)
+            if observers.wants(.frameBytes) { event.bytes = bytes }
+            observers.emitFrame(event, ack: ack, decoded: true)
         }
         if case .ignored(let error) = decoded.outcome {
             statistics.decodeErrors[direction.rawValue] += 1
@@ -80,6 +81,16 @@ final class SessionInspector {
                         direction: direction, statistics: &statistics)
         }
         return nil
+    }
+
+    /// A frame the decoder could not (or no longer does) read, for ``RelayEventInterests/frameBytes``
+    /// observers only: number 0 and no flags.
+    func emitUndecoded(_ bytes: ByteBuffer, direction: BLIPDirection) {
+        guard observers.wants(.frameBytes) else { return }
+        var event = FrameEvent(sessionID: sessionID, direction: direction, number: 0, flags: FrameFlags(rawValue: 0),
+                               wireBytes: bytes.readableBytes, payloadBytes: 0)
+        event.bytes = bytes
+        observers.emitFrame(event, ack: nil, decoded: false)
     }
 
     private func track(_ decoded: DecodedFrame, type: MessageType, direction: BLIPDirection) {

@@ -8,6 +8,9 @@ import NIOPosix
 /// `blipscope relay` child process (decoding every message and logging it to a file).
 struct RelayBenchmark {
     var scale = 1.0
+    var only: Set<Character> = ["A", "B", "C", "D", "E"]
+    /// Extra arguments for the relay child (`--metrics` passes `--admin 127.0.0.1:0`).
+    var relayArguments: [String] = []
     var logFile = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-bench-relay.log").path
 
     struct Throughput {
@@ -20,7 +23,7 @@ struct RelayBenchmark {
         let server = try await BenchPeers.startEchoServer(group: group)
         let upstreamPort = server.localAddress.port!
         try? FileManager.default.removeItem(atPath: logFile)
-        let relay = try RelayProcess(upstreamPort: upstreamPort, logFile: logFile)
+        let relay = try RelayProcess(upstreamPort: upstreamPort, logFile: logFile, extraArguments: relayArguments)
         print("relay bench: echo server :\(upstreamPort), relay :\(relay.port) (pid \(relay.process.processIdentifier)), log \(logFile)")
         print("workload                              direct msg/s  relay msg/s  ratio  relay MB/s  relay CPU s/10k RT")
         defer { relay.stop() }
@@ -31,7 +34,7 @@ struct RelayBenchmark {
             ("B  300 B echo compressed, 8 in flight", .request(profile: "echo", body: small, compressed: true), count(20_000), 8),
             ("C  1 MiB echo compressed, 4 in flight", .request(profile: "echo", body: Self.body(1 << 20), compressed: true), count(200), 4),
         ]
-        for (name, request, total, inFlight) in workloads {
+        for (name, request, total, inFlight) in workloads where only.contains(name.first!) {
             let direct = try await measure(port: upstreamPort, request: request, count: total, inFlight: inFlight, group: group)
             let cpuBefore = relay.cpuSeconds
             let relayed = try await measure(port: relay.port, request: request, count: total, inFlight: inFlight, group: group)
@@ -43,9 +46,15 @@ struct RelayBenchmark {
                   pad(String(format: "%.2f", relayRate / directRate), 6), pad(String(format: "%.1f", megabytes), 11),
                   String(format: "%.3f", cpu / Double(total) * 10_000))
         }
-        print("relay peak RSS after A–C: \(relay.memoryKiB("VmHWM") / 1024) MiB")
+        print("relay peak RSS so far: \(relay.memoryKiB("VmHWM") / 1024) MiB")
+        if only.contains("D") { try await latency(relay: relay, upstreamPort: upstreamPort, group: group) }
+        if only.contains("E") { try await idleSessions(relay: relay, group: group) }
+        try await server.close()
+        try await group.shutdownGracefully()
+    }
 
-        // D: sequential small requests, added round-trip latency.
+    /// D: sequential small requests, added round-trip latency.
+    private func latency(relay: RelayProcess, upstreamPort: Int, group: EventLoopGroup) async throws {
         let request = BLIPMessage.request(profile: "echo", body: Self.body(64))
         let direct = try await measure(port: upstreamPort, request: request, count: count(2_000), inFlight: 1, group: group)
         let relayed = try await measure(port: relay.port, request: request, count: count(2_000), inFlight: 1, group: group)
@@ -53,8 +62,11 @@ struct RelayBenchmark {
         let (r50, r99) = percentiles(relayed.latencies)
         print(String(format: "D  sequential RTT µs: direct p50 %.0f p99 %.0f, relay p50 %.0f p99 %.0f, added p50 %.0f p99 %.0f",
                      d50, d99, r50, r99, r50 - d50, r99 - d99))
+    }
 
-        // E: idle sessions, relay memory per session.
+    /// E: idle sessions, relay memory per session.
+    private func idleSessions(relay: RelayProcess, group: EventLoopGroup) async throws {
+        let request = BLIPMessage.request(profile: "echo", body: Self.body(64))
         let idleCount = count(1_000)
         let before = relay.memoryKiB("VmRSS")
         var idle: [BLIPConnection] = []
@@ -65,8 +77,6 @@ struct RelayBenchmark {
         print(String(format: "E  %d idle sessions: relay RSS %d → %d MiB, %.1f KiB per session", idleCount,
                      before / 1024, after / 1024, Double(after - before) / Double(idleCount)))
         for connection in idle { try? await connection.close() }
-        try await server.close()
-        try await group.shutdownGracefully()
     }
 
     private func count(_ base: Int) -> Int { max(1, Int(Double(base) * scale)) }

@@ -4,7 +4,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks, to run in release mode (swift build -c release).",
-        subcommands: [CodecBench.self, RelayBench.self]
+        subcommands: [CodecBench.self, RelayBench.self, PullBench.self]
     )
 }
 
@@ -40,7 +40,42 @@ struct RelayBench: AsyncParsableCommand {
     @Option(help: "Multiply every workload's request count (e.g. 0.1 for a quick run).")
     var scale = 1.0
 
+    @Option(help: "Run only the workloads whose letter is listed, e.g. AD.")
+    var only = "ABCDE"
+
+    @Flag(help: "Run the relay with metrics on (--admin 127.0.0.1:0), to compare its CPU with metrics off.")
+    var metrics = false
+
+    @Flag(help: "Run the relay with --capture into a temporary directory; report the capture's bytes per message.")
+    var capture = false
+
     func run() async throws {
-        try await RelayBenchmark(scale: scale).run()
+        var arguments = metrics ? ["--admin", "127.0.0.1:0"] : []
+        let captureDirectory = capture ? CaptureBenchReport.makeDirectory() : nil
+        if let captureDirectory { arguments += ["--capture", captureDirectory] }
+        try await RelayBenchmark(scale: scale, only: Set(only.uppercased()), relayArguments: arguments).run()
+        if let captureDirectory { try CaptureBenchReport(directory: captureDirectory).print() }
+    }
+}
+
+struct PullBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pull",
+        abstract: "One-shot pull of small documents from the embedded gateway, directly and through an in-process relay: docs/s."
+    )
+
+    @Option(help: "Documents in the gateway.")
+    var docs = 10_000
+
+    @Option(help: "Pulls per path; the fastest is reported.")
+    var rounds = 3
+
+    @Flag(help: "Do not log the relayed messages (the relay still decodes them).")
+    var noLog = false
+
+    func run() async throws {
+        var benchmark = PullBenchmark(documents: max(1, docs), rounds: max(1, rounds))
+        if noLog { benchmark.logFile = nil }
+        try await benchmark.run()
     }
 }

@@ -63,18 +63,43 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: "Event loop threads (default: one per core).")
     var threads = System.coreCount
 
+    @Option(help: "Admin listener, HOST:PORT: /metrics (Prometheus), /healthz, /readyz, /sessions. Off unless given.")
+    var admin: String?
+
+    @Option(help: "Bearer token required by the admin listener (mandatory when --admin is not loopback).")
+    var adminToken: String?
+
+    @Flag(help: "Label per-user metrics with user names (off: no user names in metrics).")
+    var metricsUserLabels = false
+
+    @Option(help: "Write one capture file per session (.blipcap, read by inspect/export) into this directory.")
+    var capture: String?
+
+    @Option(help: "With --capture: start a new file for a session once its file reaches this many MiB.")
+    var captureMaxFileMb: Int?
+
+    @Option(help: "With --capture, when the disk does not keep up: backpressure (pause reading, lose nothing) or drop (count and record the drops).")
+    var captureOverflow = "backpressure"
+
+    @Option(help: "Write every session's client leg (plaintext, with the HTTP upgrade) into this pcap file for Wireshark.")
+    var pcap: String?
+
     func run() async throws {
         let configuration = try makeConfiguration()
         let sink = try logFile.map(LineLogHandler.Sink.appending) ?? .standardOutput
         let level = logLevel
         let logger = Logger(label: "blipscope.relay") { _ in LineLogHandler(sink: sink, level: level) }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
-        let relay = RelayServer(configuration: configuration, group: group, logger: logger)
+        let adminSetup = try admin.map { try AdminSetup.make(address: $0, token: adminToken, userLabels: metricsUserLabels) }
+        let relay = RelayServer(configuration: configuration, group: group, logger: logger,
+                                observers: adminSetup.map { [$0.observer] } ?? [])
         let service = RelayService(relay: relay, announce: { address in
             FileHandleOutput.standardError("blipscope relay listening on \(address), upstream \(describe(configuration.upstream))")
         })
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
+        if let adminSetup { services.append(.init(service: adminSetup.service(relay: relay, group: group))) }
         let serviceGroup = ServiceGroup(
-            configuration: .init(services: [.init(service: service)], gracefulShutdownSignals: [.sigint, .sigterm],
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigint, .sigterm],
                                  logger: Logger(label: "blipscope.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
         try await serviceGroup.run()
         try await group.shutdownGracefully()
@@ -109,7 +134,19 @@ struct RelayCommand: AsyncParsableCommand {
         configuration.upstreamHandshakeTimeout = .seconds(handshakeTimeout)
         configuration.idleTimeout = idleTimeout > 0 ? .seconds(idleTimeout) : nil
         configuration.eventLoopThreads = max(1, threads)
+        try applyCaptureOptions(to: &configuration)
         return configuration
+    }
+
+    private func applyCaptureOptions(to configuration: inout RelayConfiguration) throws {
+        guard let overflow = RelayConfiguration.CaptureOverflowPolicy(rawValue: captureOverflow) else {
+            throw ValidationError("--capture-overflow takes backpressure or drop, got \(captureOverflow)")
+        }
+        if let megabytes = captureMaxFileMb, megabytes < 1 { throw ValidationError("--capture-max-file-mb must be at least 1") }
+        configuration.captureDirectory = capture
+        configuration.captureMaxFileBytes = captureMaxFileMb.map { $0 << 20 }
+        configuration.captureOverflow = overflow
+        configuration.pcapPath = pcap
     }
 
     private func describe(_ routing: UpstreamRouting) -> String {

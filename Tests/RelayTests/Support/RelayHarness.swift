@@ -127,7 +127,8 @@ final class RelayHarness: Sendable {
 
     static func start(upstream configureUpstream: (inout BLIPWebSocketServer.Configuration) -> Void = { _ in },
                       relay configureRelay: (inout RelayConfiguration) -> Void = { _ in },
-                      clientTLS: BLIPClientTLS? = nil) async throws -> RelayHarness {
+                      clientTLS: BLIPClientTLS? = nil,
+                      observers: [any RelayObserver] = []) async throws -> RelayHarness {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         let connections = NIOLockedValueBox<[BLIPConnection]>([])
         var upstreamConfiguration = BLIPWebSocketServer.Configuration()
@@ -143,7 +144,7 @@ final class RelayHarness: Sendable {
         let recorder = RecordingObserver()
         var logger = Logger(label: "relay-test")
         logger.logLevel = .error
-        let relay = RelayServer(configuration: relayConfiguration, group: group, logger: logger, observers: [recorder])
+        let relay = RelayServer(configuration: relayConfiguration, group: group, logger: logger, observers: [recorder] + observers)
         let address = try await relay.start()
         return RelayHarness(group: group, upstream: upstream, relay: relay, relayAddress: address, recorder: recorder,
                             upstreamConnections: connections, clientTLS: clientTLS)

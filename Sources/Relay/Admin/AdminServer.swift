@@ -1,0 +1,84 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Replication
+
+/// The admin HTTP listener (GitHub issue 8): `GET /metrics` (Prometheus text from
+/// `metricsText`), `/healthz`, `/readyz` (the relay listens and its upstream accepts TCP),
+/// `/sessions` and `/sessions/{id}` (JSON from the ``MetricsObserver``). HTTP/1.1, GET only,
+/// one small handler; when ``AdminConfiguration/bearerToken`` is set every request must carry it.
+public final class AdminServer: Sendable {
+    public let configuration: AdminConfiguration
+    private let group: any EventLoopGroup
+    let relay: RelayServer
+    let observer: MetricsObserver?
+    let metricsText: @Sendable () -> [UInt8]
+    private let listener = NIOLockedValueBox<(any Channel)?>(nil)
+
+    /// - Parameters:
+    ///   - metricsText: the exposition to serve at `/metrics` (the Prometheus registry's `emitToBuffer`).
+    ///   - observer: the source of `/sessions`; nil serves an empty list.
+    public init(configuration: AdminConfiguration, group: any EventLoopGroup, relay: RelayServer,
+                observer: MetricsObserver?, metricsText: @escaping @Sendable () -> [UInt8]) {
+        self.configuration = configuration
+        self.group = group
+        self.relay = relay
+        self.observer = observer
+        self.metricsText = metricsText
+    }
+
+    /// Binds the listener; returns the bound address. Throws for a non-loopback address without a token.
+    public func start() async throws -> SocketAddress {
+        try configuration.validate()
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { [self] channel in
+                channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
+                    channel.pipeline.addHandler(AdminHandler(server: self))
+                }
+            }
+            .bind(host: configuration.host, port: configuration.port).get()
+        listener.withLockedValue { $0 = channel }
+        return channel.localAddress!
+    }
+
+    /// The bound address, once started.
+    public var localAddress: SocketAddress? { listener.withLockedValue { $0?.localAddress } }
+
+    public func shutdown() async throws {
+        let channel = listener.withLockedValue { channel in defer { channel = nil }; return channel }
+        try await channel?.close()
+    }
+
+    // MARK: answers
+
+    /// Ready when the relay listens and every configured upstream accepts a TCP connection.
+    func readiness() async -> (ready: Bool, detail: String) {
+        guard relay.localAddress != nil else { return (false, "relay not listening") }
+        let routing = relay.configuration.upstream
+        let upstreams = Array(routing.defaultUpstream.map { [$0] } ?? []) + routing.perDatabase.values
+        for upstream in upstreams {
+            let bootstrap = ClientBootstrap(group: group)
+                .connectTimeout(.seconds(configuration.upstreamProbeTimeout))
+            do {
+                let channel = try await bootstrap.connect(host: upstream.host, port: upstream.port).get()
+                try? await channel.close()
+            } catch {
+                return (false, "upstream \(upstream.host):\(upstream.port) unreachable: \(error)")
+            }
+        }
+        return (true, "ok")
+    }
+
+    func sessionsJSON() -> String {
+        let now = MetricsObserver.now()
+        return ReplicationJSON.encode((observer?.liveTracks() ?? []).map { SessionReport($0, now: now) })
+    }
+
+    func sessionJSON(id: UInt64) -> String? {
+        guard let track = observer?.liveTrack(id) else { return nil }
+        return ReplicationJSON.encode(SessionDetail(track, now: MetricsObserver.now()))
+    }
+}

@@ -1,0 +1,171 @@
+import BLIPCore
+import Foundation
+import Metrics
+import NIOConcurrencyHelpers
+import NIOCore
+import Replication
+
+/// Turns relay events into ``RelayMetrics`` updates and keeps what the admin listener shows about
+/// live sessions: one ``SessionAnalyzer`` per session, fed from complete messages and ACKs,
+/// whose findings and summary `/sessions` reports and whose stuck reasons ``pollStuck(now:)``
+/// turns into the ``MetricNames/stuckSessions`` gauge.
+///
+/// Per frame it increments three pre-made counters; per message it finds the session (one
+/// locked dictionary lookup), lets the analyzer read the message once and updates counters
+/// picked by array index. Labelled metrics of a session (database, user) are looked up at open.
+public final class MetricsObserver: RelayObserver, Sendable {
+    public let interests: RelayEventInterests = [.sessions, .messages, .frames]
+    public let metrics: RelayMetrics
+    private let tracks = NIOLockedValueBox([UInt64: SessionTrack]())
+    private let checkpoints = CheckpointRegistry()
+    private let poller = NIOLockedValueBox<RepeatedTask?>(nil)
+
+    public init(metrics: RelayMetrics) {
+        self.metrics = metrics
+    }
+
+    /// Seconds on the monotonic clock the analyzers use.
+    public static func now() -> Double { Double(NIODeadline.now().uptimeNanoseconds) / 1e9 }
+
+    // MARK: events
+
+    public func observe(_ event: RelayEvent) {
+        switch event {
+        case .frame(let frame):
+            let direction = frame.direction.rawValue
+            metrics.frames[direction].increment()
+            metrics.wireBytes[direction].increment(by: Int64(frame.wireBytes))
+            metrics.payloadBytes[direction].increment(by: Int64(frame.payloadBytes))
+        case .message(let message):
+            observeMessage(message)
+        case .ack(let sessionID, let direction, let ack):
+            track(sessionID)?.analyzer.observeAck(ack, from: direction, at: Self.now())
+        case .decodeError(_, let direction, let error):
+            metrics.counter(MetricNames.decodeFailuresTotal,
+                            [("direction", MetricLabels.directions[direction.rawValue]), ("kind", error.code)]).increment()
+        case .sessionOpened(let info):
+            opened(info)
+        case .handshakeRefused(let refusal):
+            let status = Int(refusal.status.code)
+            metrics.counter(MetricNames.handshakesTotal, [("status", String(status))]).increment()
+            if let reason = MetricLabels.upstreamFailure(status: status) {
+                metrics.counter(MetricNames.upstreamConnectFailuresTotal, [("reason", reason)]).increment()
+            }
+        case .sessionClosed(let summary):
+            closed(summary)
+        default:
+            break
+        }
+    }
+
+    private func track(_ id: UInt64) -> SessionTrack? { tracks.withLockedValue { $0[id] } }
+
+    private func opened(_ info: SessionInfo) {
+        let subprotocol = info.subprotocol ?? "none"
+        metrics.counter(MetricNames.handshakesTotal, [("status", "101")]).increment()
+        if let connect = info.upstreamConnectTime { metrics.upstreamConnect.recordNanoseconds(connect.nanoseconds) }
+        metrics.counter(MetricNames.sessionsTotal, [("database", info.database), ("subprotocol", subprotocol)]).increment()
+        let active = metrics.meter(MetricNames.sessionsActive, [("database", info.database), ("subprotocol", subprotocol)])
+        active.increment()
+        var userMessages: [Counter]?
+        var userBytes: [Counter]?
+        if metrics.userLabels {
+            let user = info.user ?? "anonymous"
+            userMessages = MetricLabels.directions.map {
+                metrics.counter(MetricNames.userMessagesTotal, [("user", user), ("direction", $0)])
+            }
+            userBytes = MetricLabels.directions.map {
+                metrics.counter(MetricNames.userWireBytesTotal, [("user", user), ("direction", $0)])
+            }
+        }
+        let now = Self.now()
+        let analyzer = SessionAnalyzer(connection: Int(truncatingIfNeeded: info.id), registry: checkpoints)
+        analyzer.observeHandshake(subprotocol: info.subprotocol, user: info.user, at: now)
+        let track = SessionTrack(info: info, started: now, wallClock: Date().timeIntervalSince1970, analyzer: analyzer,
+                                 active: active, userMessages: userMessages, userBytes: userBytes)
+        tracks.withLockedValue { $0[info.id] = track }
+    }
+
+    private func closed(_ summary: SessionSummary) {
+        guard let track = tracks.withLockedValue({ $0.removeValue(forKey: summary.info.id) }) else { return }
+        track.active.decrement()
+        metrics.counter(MetricNames.sessionsClosedTotal,
+                        [("database", summary.info.database), ("close_reason", MetricLabels.closeReason(summary))]).increment()
+    }
+
+    private func observeMessage(_ event: MessageEvent) {
+        let direction = event.direction.rawValue
+        guard let type = MetricLabels.typeIndex(event.message.type) else { return }
+        let now = Self.now()
+        let track = track(event.sessionID)
+        let analyzed = track?.analyzer.observe(message: event.message, from: event.direction, at: now)
+        let profileName = event.message.type == .request ? (analyzed?.message.profile ?? event.message.profile)
+                                                         : event.requestProfile
+        let profile = MetricLabels.profileIndex(profileName)
+        metrics.messageCounter(direction: direction, type: type, profile: profile).increment()
+        if let roundTrip = event.roundTrip { metrics.requestDurations[profile].recordNanoseconds(roundTrip.nanoseconds) }
+        let bytes = event.message.wirePayloadBytes
+        if let track {
+            track.userMessages?[direction].increment()
+            track.userBytes?[direction].increment(by: Int64(bytes))
+            track.countFrame(direction: direction, wireBytes: bytes)
+            track.countMessage(.init(time: now, direction: event.direction, type: event.message.type,
+                                     number: event.message.number, profile: profileName, bytes: bytes,
+                                     latency: event.roundTrip.map { Double($0.nanoseconds) / 1e9 }))
+        }
+        if let content = analyzed?.message.content { count(content, direction: direction, profile: profile) }
+    }
+
+    /// Documents, revisions, attachments, errors and conflicts from the typed view.
+    private func count(_ content: ReplicationMessage.Content, direction: Int, profile: Int) {
+        switch content {
+        case .changes(let changes):
+            metrics.documents[direction].increment(by: Int64(changes.entries.count))
+        case .proposeChanges(let proposal):
+            metrics.documents[direction].increment(by: Int64(proposal.entries.count))
+        case .proposeChangesReply(let reply):
+            let conflicts = reply.statuses.reduce(0) { $0 + ($1 == 409 ? 1 : 0) }
+            if conflicts > 0 { metrics.conflicts[profile].increment(by: Int64(conflicts)) }
+        case .rev(let rev):
+            metrics.revisions[direction].increment()
+            if rev.deleted { metrics.tombstones[direction].increment() }
+        case .attachment(let bytes):
+            metrics.attachmentBytes[direction].increment(by: Int64(bytes))
+        case .error(let error):
+            let code = String(error.code)
+            metrics.counter(MetricNames.errorRepliesTotal, [("profile", MetricLabels.profiles[profile]),
+                                                            ("domain", error.domain), ("code", code)]).increment()
+            if error.code == 409 { metrics.conflicts[profile].increment() }
+        default:
+            break
+        }
+    }
+
+    // MARK: stuck sessions
+
+    /// Sets the stuck-sessions gauge from every live session's ``SessionAnalyzer/stuckFindings(now:)``:
+    /// per reason, the number of sessions with at least one such finding.
+    public func pollStuck(now: Double = MetricsObserver.now()) {
+        let live = tracks.withLockedValue { Array($0.values) }
+        var counts: [String: Int] = [:]
+        for track in live {
+            for reason in Set(track.analyzer.stuckFindings(now: now).map(\.kind.rawValue)) { counts[reason, default: 0] += 1 }
+        }
+        for (reason, meter) in metrics.stuck { meter.set(counts[reason] ?? 0) }
+    }
+
+    /// Polls stuck sessions every `interval` on `eventLoop` until ``stopPolling()``.
+    public func startPolling(on eventLoop: any EventLoop, every interval: TimeAmount = .seconds(5)) {
+        let task = eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [self] _ in pollStuck() }
+        poller.withLockedValue { $0?.cancel(); $0 = task }
+    }
+
+    public func stopPolling() { poller.withLockedValue { $0?.cancel(); $0 = nil } }
+
+    // MARK: for the admin listener
+
+    /// Live sessions, oldest first.
+    func liveTracks() -> [SessionTrack] { tracks.withLockedValue { Array($0.values) }.sorted { $0.info.id < $1.info.id } }
+
+    func liveTrack(_ id: UInt64) -> SessionTrack? { track(id) }
+}

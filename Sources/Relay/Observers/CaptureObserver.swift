@@ -1,0 +1,149 @@
+import BLIPCore
+import Capture
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+
+/// Writes one capture file per session (`relay --capture DIR`, GitHub issue 6), streamed while the
+/// session runs, append-only (format: ``CaptureFileHeader``, ``CaptureRecord``).
+///
+/// - Records: the handshake (redacted, ``HeaderRedaction``), every frame in both directions with
+///   its time and bytes (ACKs and frames the decoder could not read included; leg `both`, since
+///   the relay forwards unchanged), message heads, decode errors as notes, the closes, and
+///   ``CaptureRecord/dropped(_:)`` when records were dropped.
+/// - Files: `<directory>/<run>-<session id>-<part>.blipcap`, `<run>` being the relay's start time
+///   and process id; with ``Options/maxFileBytes`` a session moves on to a new part at that size.
+/// - I/O: the event loop only encodes records into the session's buffer, except for creating the
+///   session's file at open (one `open`, one header write). A ``CaptureFlusher`` thread flushes.
+/// - Overflow (``RelayConfiguration/CaptureOverflowPolicy``): back-pressure holds the session's
+///   reading through its ``SessionReadGate``; drop counts, records the count, and logs a warning.
+/// - Memory per session: the writer's buffer (``CaptureWriter/Options/maxBufferedBytes``), plus,
+///   under back-pressure, at most one read's worth of frames per peer.
+/// - Not recorded: pings and pongs (per hop, not relayed); policy verdicts (no policy yet).
+public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
+    public struct Options: Sendable {
+        public var directory: String
+        public var maxFileBytes: Int?
+        public var overflow = RelayConfiguration.CaptureOverflowPolicy.backPressure
+        public var writer = CaptureWriter.Options.default
+        /// Every session with buffered records is flushed at least this often.
+        public var flushInterval: TimeInterval = 1
+        /// Runs on the capture thread before each flush of a session (tests: a slow disk).
+        public var beforeFlush: (@Sendable (UInt64) -> Void)?
+
+        public init(directory: String, maxFileBytes: Int? = nil,
+                    overflow: RelayConfiguration.CaptureOverflowPolicy = .backPressure) {
+            self.directory = directory
+            self.maxFileBytes = maxFileBytes
+            self.overflow = overflow
+        }
+    }
+
+    /// Totals over the sessions captured so far.
+    public struct Statistics: Sendable, Hashable {
+        public var sessions = 0
+        public var sessionsFailed = 0
+        public var records = 0
+        public var droppedRecords: UInt64 = 0
+        /// Times a session's reading was held until its capture caught up (back-pressure).
+        public var readHolds = 0
+    }
+
+    public let options: Options
+    public let interests: RelayEventInterests = [.sessions, .messages, .frameBytes]
+    private let logger: Logger
+    private let flusher: CaptureFlusher
+    private let sessions = NIOLockedValueBox([UInt64: SessionCapture]())
+    private let totals = NIOLockedValueBox(Statistics())
+    private let runName: String
+
+    public init(options: Options, logger: Logger) {
+        self.options = options
+        self.logger = logger
+        self.flusher = CaptureFlusher(interval: options.flushInterval, logger: logger)
+        let stamp = Int(Date().timeIntervalSince1970)
+        runName = "\(stamp)-\(ProcessInfo.processInfo.processIdentifier)"
+    }
+
+    public var statistics: Statistics { totals.withLockedValue { $0 } }
+
+    public func prepare() throws {
+        do {
+            try FileManager.default.createDirectory(atPath: options.directory, withIntermediateDirectories: true)
+        } catch {
+            throw RelayError(.captureFailed("cannot create \(options.directory): \(error)"))
+        }
+        guard access(options.directory, W_OK) == 0 else {
+            throw RelayError(.captureFailed("\(options.directory) is not writable"))
+        }
+        flusher.start()
+    }
+
+    public func sessionWillOpen(_ info: SessionInfo, readGate: SessionReadGate) {
+        let rotation = CaptureRotation(directory: options.directory, session: "\(runName)-\(info.id)",
+                                       maxFileBytes: options.maxFileBytes)
+        let writer: CaptureWriter
+        do {
+            writer = try CaptureWriter(rotation: rotation, sessionID: info.id, options: options.writer)
+        } catch {
+            totals.withLockedValue { $0.sessionsFailed += 1 }
+            logger.error("capture of session \(info.id) not started: \(error)")
+            return
+        }
+        let capture = SessionCapture(writer: writer, gate: options.overflow == .backPressure ? readGate : nil,
+                                     policy: options.overflow, beforeFlush: options.beforeFlush)
+        flusher.add(capture)
+        sessions.withLockedValue { $0[info.id] = capture }
+        totals.withLockedValue { $0.sessions += 1 }
+        record(.handshake(of: info, at: .now()), in: capture)
+    }
+
+    public func observe(_ event: RelayEvent) {
+        switch event {
+        case .frame(let frame):
+            guard let bytes = frame.bytes, let capture = capture(frame.sessionID) else { return }
+            record(.frame(.init(time: .now(), direction: frame.direction, bytes: bytes)), in: capture)
+        case .messageHead(let id, let direction, let head):
+            guard let capture = capture(id),
+                  capture.shouldRecordHead(direction: direction, type: head.type, number: head.number, complete: false)
+            else { return }
+            record(.messageHead(.init(time: .now(), direction: direction, number: head.number, flags: head.flags,
+                                      properties: head.properties)), in: capture)
+        case .message(let event):
+            let message = event.message
+            guard let capture = capture(event.sessionID),
+                  capture.shouldRecordHead(direction: event.direction, type: message.type, number: message.number,
+                                           complete: true)
+            else { return }
+            record(.messageHead(.init(time: .now(), direction: event.direction, number: message.number,
+                                      flags: message.flags, properties: message.properties)), in: capture)
+        case .decodeError(let id, let direction, let error):
+            guard let capture = capture(id) else { return }
+            record(.note(time: .now(), text: "decode error \(direction.arrow): \(error)"), in: capture)
+        case .sessionClosed(let summary):
+            guard let capture = sessions.withLockedValue({ $0.removeValue(forKey: summary.info.id) }) else { return }
+            let now = CaptureTimestamp.now()
+            let stats = summary.statistics
+            let note = CaptureRecord.note(time: now, text: "session closed: frames \(stats.framesForwarded), bytes \(stats.bytesForwarded), reading paused \(stats.flowPauses) times")
+            capture.finalRecords(CaptureRecord.closes(of: summary, at: now) + [note])
+            totals.withLockedValue {
+                $0.records += capture.writer.statistics.recordsBuffered
+                $0.droppedRecords += capture.droppedRecords
+                $0.readHolds += capture.readHolds
+            }
+            flusher.close(capture)
+        case .sessionOpened, .handshakeRefused, .ack, .flowControl:
+            break
+        }
+    }
+
+    public func finish() async {
+        await flusher.finish()
+    }
+
+    private func capture(_ id: UInt64) -> SessionCapture? { sessions.withLockedValue { $0[id] } }
+
+    private func record(_ record: CaptureRecord, in capture: SessionCapture) {
+        if capture.append(record) { flusher.schedule(capture) }
+    }
+}

@@ -1,0 +1,57 @@
+import Metrics
+import NIOCore
+import Prometheus
+import Relay
+import ServiceLifecycle
+
+/// The metrics backend and admin listener of `relay --admin` (GitHub issue 8). Without `--admin`
+/// nothing is bootstrapped and no metrics observer is installed, so metrics cost nothing.
+struct AdminSetup {
+    let configuration: AdminConfiguration
+    let observer: MetricsObserver
+    let registry: PrometheusCollectorRegistry
+
+    /// Latency buckets for every histogram (request→reply, upstream connect, rate-limit delay).
+    static let buckets: [Duration] = [.microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
+                                      .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+                                      .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5),
+                                      .seconds(5), .seconds(10)]
+
+    /// Bootstraps `MetricsSystem` with the Prometheus backend (once per process) and makes the
+    /// relay's metrics. `address` is `HOST:PORT`.
+    static func make(address: String, token: String?, userLabels: Bool) throws -> AdminSetup {
+        let (host, port) = try parseHostPort(address)
+        let configuration = AdminConfiguration(host: host, port: port, bearerToken: token)
+        try configuration.validate()
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = buckets
+        MetricsSystem.bootstrap(factory)
+        return AdminSetup(configuration: configuration, observer: MetricsObserver(metrics: RelayMetrics(userLabels: userLabels, factory: factory)),
+                          registry: registry)
+    }
+
+    func service(relay: RelayServer, group: any EventLoopGroup) -> AdminService {
+        let registry = registry
+        return AdminService(server: AdminServer(configuration: configuration, group: group, relay: relay, observer: observer,
+                                                metricsText: { registry.emitToBuffer() }),
+                            observer: observer, eventLoop: group.next())
+    }
+}
+
+/// Runs the admin listener and the stuck-session poller until graceful shutdown.
+struct AdminService: Service {
+    let server: AdminServer
+    let observer: MetricsObserver
+    let eventLoop: any EventLoop
+
+    func run() async throws {
+        // Silent: the relay's "listening on" line must be the first line on standard error (the
+        // bench's RelayProcess reads it), and the admin address is the one the operator gave.
+        _ = try await server.start()
+        observer.startPolling(on: eventLoop)
+        try? await gracefulShutdown()
+        observer.stopPolling()
+        try await server.shutdown()
+    }
+}

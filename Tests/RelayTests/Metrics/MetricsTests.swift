@@ -1,0 +1,113 @@
+import BLIPCore
+import Foundation
+import NIOCore
+import Testing
+@testable import Relay
+
+@Suite struct MetricsTests {
+    @Test func scrapeAfterTrafficHasTheSeries() async throws {
+        let fixture = try await MetricsFixture.start()
+        let client = try await fixture.harness.connected()
+        try await fixture.replicate(client: client)
+        let sessions = try await fixture.get("/sessions")
+        #expect(sessions.status == 200)
+        #expect(sessions.body.contains("\"database\":\"db\""))
+        #expect(sessions.body.contains("\"messagesFromClient\":7"))
+        let id = try #require(fixture.observer.liveTracks().first?.info.id)
+        let detail = try await fixture.get("/sessions/\(id)")
+        #expect(detail.status == 200)
+        #expect(detail.body.contains("\"timeline\""))
+        #expect(detail.body.contains("\"summary\""))
+        #expect(try await fixture.get("/sessions/999999").status == 404)
+        #expect(try await fixture.get("/healthz").status == 200)
+        #expect(try await fixture.get("/readyz").status == 200)
+        try await client.close()
+        _ = try await fixture.harness.recorder.sessionClosed()
+
+        let (status, scrape) = try await fixture.get("/metrics")
+        #expect(status == 200)
+        func value(_ prefix: String) -> Double { MetricsFixture.value(prefix, in: scrape) }
+        #expect(value(#"blipscope_messages_total{direction="client_to_upstream",type="request",profile="rev"}"#) == 3)
+        #expect(value(#"blipscope_messages_total{direction="client_to_upstream",type="request",profile="other"}"#) == 1)
+        #expect(value(#"blipscope_messages_total{direction="upstream_to_client",type="error",profile="rev"}"#) == 1)
+        #expect(value(#"blipscope_request_duration_seconds_count{profile="rev"}"#) == 3)
+        #expect(value(#"blipscope_documents_total{direction="client_to_upstream"}"#) == 3)
+        #expect(value(#"blipscope_revisions_total{direction="client_to_upstream"}"#) == 3)
+        #expect(value(#"blipscope_tombstones_total{direction="client_to_upstream"}"#) == 1)
+        #expect(value(#"blipscope_conflicts_total{profile="rev"}"#) == 1)
+        #expect(value(#"blipscope_error_replies_total{profile="getAttachment",domain="HTTP",code="404"}"#) == 1)
+        #expect(value(#"blipscope_handshakes_total{status="101"}"#) == 1)
+        #expect(value("blipscope_upstream_connect_seconds_count") == 1)
+        #expect(value(#"blipscope_sessions_total{database="db""#) == 1)
+        #expect(value(#"blipscope_sessions_active{database="db""#) == 0)
+        #expect(value(#"blipscope_sessions_closed_total{database="db",close_reason="client_normal"}"#) == 1)
+        #expect(value(#"blipscope_frames_total{direction="client_to_upstream"}"#) >= 7)
+        #expect(value(#"blipscope_wire_bytes_total{direction="upstream_to_client"}"#) > 0)
+        #expect(value(#"blipscope_user_messages_total{user="anonymous",direction="client_to_upstream"}"#) == 7)
+        #expect(!scrape.contains("doc1"))
+        try await fixture.shutdown()
+    }
+
+    @Test func dashboardAndRulesNameOnlyMetricsThatExist() async throws {
+        let fixture = try await MetricsFixture.start()
+        let client = try await fixture.harness.connected()
+        try await fixture.replicate(client: client)
+        try await client.close()
+        _ = try await fixture.harness.recorder.sessionClosed()
+        let scrape = try await fixture.get("/metrics").body
+        let families = MetricsFixture.families(in: scrape)
+        #expect(Set(MetricNames.all).isSubset(of: families), "missing: \(Set(MetricNames.all).subtracting(families))")
+        for file in ["dashboards/blipscope.json", "dashboards/alerts.yml"] {
+            let names = try MetricsFixture.referencedNames(in: file)
+            #expect(!names.isEmpty)
+            #expect(names.isSubset(of: Set(MetricNames.all)), "\(file) names unknown metrics: \(names.subtracting(MetricNames.all))")
+            #expect(names.isSubset(of: families), "\(file) names metrics absent from a scrape: \(names.subtracting(families))")
+        }
+        let dashboard = try JSONSerialization.jsonObject(with: Data(contentsOf: MetricsFixture.packageRoot
+            .appendingPathComponent("dashboards/blipscope.json"))) as? [String: Any]
+        #expect(dashboard?["uid"] as? String == "blipscope-relay")
+        try await fixture.shutdown()
+    }
+
+    @Test func bearerTokenIsRequiredWhenSet() async throws {
+        let fixture = try await MetricsFixture.start(token: "s3cret")
+        #expect(try await fixture.get("/metrics").status == 401)
+        #expect(try await fixture.get("/metrics", headers: [("Authorization", "Bearer wrong")]).status == 401)
+        #expect(try await fixture.get("/metrics", headers: [("Authorization", "Bearer s3cret")]).status == 200)
+        #expect(throws: AdminError.self) { try AdminConfiguration(host: "0.0.0.0", port: 0).validate() }
+        try AdminConfiguration(host: "0.0.0.0", port: 0, bearerToken: "t").validate()
+        try await fixture.shutdown()
+    }
+
+    @Test func stuckPollReportsEveryReasonAndNoneForAHealthySession() async throws {
+        let fixture = try await MetricsFixture.start()
+        let client = try await fixture.harness.connected()
+        try await fixture.replicate(client: client)
+        fixture.observer.pollStuck()
+        let scrape = try await fixture.get("/metrics").body
+        for reason in StuckReasons.all {
+            let series = #"blipscope_stuck_sessions{reason="\#(reason)"}"#
+            #expect(scrape.contains(series + " "), "\(reason)")
+            #expect(MetricsFixture.value(series, in: scrape) == 0, "\(reason)")
+        }
+        try await client.close()
+        try await fixture.shutdown()
+    }
+
+    @Test func unansweredRequestCountsAsStuck() async throws {
+        let fixture = try await MetricsFixture.start()
+        let client = try await fixture.harness.connected()
+        Task { _ = try? await client.request(.request(profile: "getCheckpoint", properties: ["client": "c", "Hang": "1"])) }
+        _ = try await fixture.harness.recorder.first { event in
+            if case .message(let message) = event { message.message.properties["Hang"] != nil } else { false }
+        }
+        fixture.observer.pollStuck(now: MetricsObserver.now() + 3600)  // an hour later, still no reply
+        let scrape = try await fixture.get("/metrics").body
+        #expect(MetricsFixture.value(#"blipscope_stuck_sessions{reason="unansweredRequest"}"#, in: scrape) == 1)
+        let id = try #require(fixture.observer.liveTracks().first?.info.id)
+        let detail = try await fixture.get("/sessions/\(id)").body
+        #expect(detail.contains(#""profile":"getCheckpoint""#), "\(detail)")
+        try await client.close()
+        try await fixture.shutdown()
+    }
+}
