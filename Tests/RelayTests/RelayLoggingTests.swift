@@ -67,11 +67,14 @@ import Testing
         #expect(request.contains("dir=C→U"))
         #expect(request.contains("seq=7"))
         #expect(request.contains("bodyBytes="))
+        #expect(request.contains("summary="), "each message is also read by the replication analyzer")
+        let summary = try #require(lines.first { $0.contains("event=summary") })
+        #expect(summary.contains("session=") && summary.contains("conflicts=0"))
         let reply = try #require(lines.first { $0.contains("type=RPY") })
         #expect(reply.contains("dir=U→C"))
         #expect(reply.contains("re=echo"))
         #expect(reply.contains("rttMs="))
-        let close = try #require(lines.last)
+        let close = try #require(lines.first { $0.contains("event=close") })
         #expect(close.contains("1000"))
     }
 

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import BLIPCore
 import BLIPNIO
+import Replication
 import NIOCore
 
 /// Builds one log line, text or JSON, for ``LoggingObserver``. Plain string appends, no
@@ -62,17 +63,34 @@ struct LogLine {
         return .text(close.abrupt ? "1006 (TCP dropped without CLOSE)" : close.description)
     }
 
+    /// The replication summary of a closed session, as one line (JSON under `replication`).
+    func replicationSummary(_ id: UInt64, _ summary: ReplicationSummary) -> String {
+        var list: [(String, Value)] = [("event", .text("summary")), ("session", .int(Int(id))),
+                                       ("replication", .text(summary.replicationType)),
+                                       ("pulledDocs", .int(summary.pulled.documents)), ("pulledRevs", .int(summary.pulled.revisionsSent)),
+                                       ("pushedDocs", .int(summary.pushed.documents)), ("pushedRevs", .int(summary.pushed.revisionsSent)),
+                                       ("tombstones", .int(summary.pulled.tombstones + summary.pushed.tombstones)),
+                                       ("attachments", .int(summary.pulled.attachmentsSent + summary.pushed.attachmentsSent)),
+                                       ("conflicts", .int(summary.conflicts)), ("caughtUp", .text(summary.caughtUp ? "yes" : "no"))]
+        if let continuous = summary.continuous { list.append(("continuous", .text(continuous ? "yes" : "no"))) }
+        let errors = summary.errorsByDomainAndCode.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }
+        if !errors.isEmpty { list.append(("errors", .text(errors.joined(separator: ",")))) }
+        return fields(list)
+    }
+
     func refused(_ refusal: HandshakeRefusal) -> String {
         fields([("event", .text("refused")), ("client", .text(refusal.clientAddress)), ("target", .text(refusal.target)),
                 ("status", .int(Int(refusal.status.code))), ("reason", .text(refusal.reason))])
     }
 
-    func message(_ event: MessageEvent) -> String {
+    /// One message: `summary` is the replication analyzer's reading of it, when there is one.
+    func message(_ event: MessageEvent, summary: String? = nil) -> String {
         let message = event.message
         var list: [(String, Value)] = [("session", .int(Int(event.sessionID))), ("dir", .text(event.direction.arrow)),
                                        ("type", .text(message.type.description)), ("number", .int(Int(message.number))),
                                        ("flags", .text(message.flags.description))]
         if let profile = message.profile { list.append(("profile", .text(profile))) }
+        if let summary { list.append(("summary", .text(summary))) }
         if let requestProfile = event.requestProfile { list.append(("re", .text(requestProfile))) }
         if let rtt = event.roundTrip { list.append(("rttMs", .millis(rtt.nanoseconds))) }
         for pair in message.properties where pair.key != "Profile" {

@@ -1,6 +1,8 @@
 import BLIPCore
+import Foundation
 import Logging
 import NIOCore
+import Replication
 
 /// Logs sessions and messages through swift-log, as text or JSON lines (the executable chooses
 /// where they go). Levels: session open/close and refused handshakes at `info`; one line per
@@ -15,6 +17,8 @@ public struct LoggingObserver: RelayObserver {
     public let format: RelayConfiguration.LogFormat
     public let redactBodies: Bool
     public let interests: RelayEventInterests
+    /// Reads each message in replication terms for its line, and sums up each session at close.
+    private let analyses = SessionAnalyses()
 
     public init(logger: Logger, format: RelayConfiguration.LogFormat = .text, redactBodies: Bool = false) {
         self.logger = logger
@@ -31,13 +35,17 @@ public struct LoggingObserver: RelayObserver {
         let line = LogLine(format: format, redactBodies: redactBodies, withBody: logger.logLevel <= .trace)
         switch event {
         case .sessionOpened(let info):
+            analyses.open(info, at: Date().timeIntervalSince1970)
             logger.info("\(line.opened(info))")
         case .sessionClosed(let summary):
+            let replication = analyses.close(summary, at: Date().timeIntervalSince1970)
             logger.info("\(line.closed(summary))")
+            if let replication { logger.info("\(line.replicationSummary(summary.info.id, replication))") }
         case .handshakeRefused(let refusal):
             logger.info("\(line.refused(refusal))")
         case .message(let event):
-            logger.info("\(line.message(event))")
+            let summary = analyses.summary(of: event, at: Date().timeIntervalSince1970)
+            logger.info("\(line.message(event, summary: summary))")
         case .messageHead:
             break
         case .decodeError(let id, let direction, let error):
