@@ -25,22 +25,7 @@ enum MetricLabels {
     /// The index of `profile` in ``profiles`` (`other` for unknown or missing ones).
     static func profileIndex(_ profile: String?) -> Int {
         guard let profile, let known = ReplicationProfile(rawValue: profile) else { return otherProfile }
-        switch known {
-        case .getCheckpoint: return 0
-        case .setCheckpoint: return 1
-        case .getCollections: return 2
-        case .subChanges: return 3
-        case .unsubChanges: return 4
-        case .changes: return 5
-        case .proposeChanges: return 6
-        case .rev: return 7
-        case .norev: return 8
-        case .getAttachment: return 9
-        case .proveAttachment: return 10
-        case .getRev: return 11
-        case .putRev: return 12
-        case .ping: return 13
-        }
+        return known.ordinal
     }
 
     /// Why a session ended, as a bounded label: the relay's error code, or who closed and how.

@@ -50,7 +50,7 @@ public enum ReplicationProfile: String, Sendable, CaseIterable, Codable {
     }
 
     /// The case's position in `allCases`, for tables indexed by profile.
-    var ordinal: Int {
+    public var ordinal: Int {
         switch self {
         case .getCheckpoint: return 0
         case .setCheckpoint: return 1
