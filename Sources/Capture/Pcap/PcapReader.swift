@@ -37,16 +37,7 @@ public final class PcapReader {
         case 1:
             guard let header, let data else { return nil }
             defer { nextIndex += 1 }
-            let record = header.pointee
-            return PcapPacket(
-                index: nextIndex,
-                timestamp: CaptureTimestamp(
-                    seconds: Int64(record.ts.tv_sec), nanoseconds: UInt32(truncatingIfNeeded: record.ts.tv_usec)
-                ),
-                linkType: linkType,
-                bytes: Array(UnsafeBufferPointer(start: data, count: Int(record.caplen))),
-                originalLength: Int(record.len)
-            )
+            return PcapPacket(index: nextIndex, record: header.pointee, data: data, linkType: linkType)
         case PCAP_ERROR_BREAK:
             return nil
         default:

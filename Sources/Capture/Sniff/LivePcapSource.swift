@@ -86,14 +86,7 @@ public final class LivePcapSource {
         case 1:
             guard let header, let data else { return nil }
             defer { nextIndex += 1 }
-            let record = header.pointee
-            return PcapPacket(
-                index: nextIndex,
-                timestamp: CaptureTimestamp(seconds: Int64(record.ts.tv_sec), nanoseconds: UInt32(truncatingIfNeeded: record.ts.tv_usec)),
-                linkType: linkType,
-                bytes: Array(UnsafeBufferPointer(start: data, count: Int(record.caplen))),
-                originalLength: Int(record.len)
-            )
+            return PcapPacket(index: nextIndex, record: header.pointee, data: data, linkType: linkType)
         case 0, PCAP_ERROR_BREAK:
             return nil
         default:

@@ -16,14 +16,10 @@ struct InspectCommand: ParsableCommand {
     @Argument(help: "A pcap or pcapng file (any link type libpcap reads), or a BlipScope capture file (told apart by their first bytes; a capture's later rotated parts are read too).")
     var file: String = ""
 
-    @Flag(help: "One JSON object per line instead of text.")
-    var json = false
-
-    @Flag(help: "Also list ACK frames.")
-    var acks = false
-
-    @Option(help: "Characters of body preview in text output.")
-    var preview = 60
+    @OptionGroup var output: RecordOutputOptions
+    var json: Bool { output.json }
+    var acks: Bool { output.acks }
+    var preview: Int { output.preview }
 
     @Option(help: "Only messages of this profile (a reply counts as its request's profile).")
     var profile: String?

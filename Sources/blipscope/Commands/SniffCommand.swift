@@ -18,14 +18,10 @@ struct SniffCommand: ParsableCommand {
     @Option(help: "A BPF filter instead of `tcp port PORT`.")
     var bpf: String?
 
-    @Flag(help: "One JSON object per line instead of text.")
-    var json = false
-
-    @Flag(help: "Also list ACK frames.")
-    var acks = false
-
-    @Option(help: "Characters of body preview in text output.")
-    var preview = 60
+    @OptionGroup var output: RecordOutputOptions
+    var json: Bool { output.json }
+    var acks: Bool { output.acks }
+    var preview: Int { output.preview }
 
     @Option(help: "A directory to write one capture file per connection into (sniff-<time>-<n>-1.blipcap).")
     var capture: String?

@@ -1,0 +1,13 @@
+import ArgumentParser
+
+/// How decoded records are printed: shared by `inspect` and `sniff`, which print the same lines.
+struct RecordOutputOptions: ParsableArguments {
+    @Flag(help: "One JSON object per line instead of text.")
+    var json = false
+
+    @Flag(help: "Also list ACK frames.")
+    var acks = false
+
+    @Option(help: "Characters of body preview in text output.")
+    var preview = 60
+}
