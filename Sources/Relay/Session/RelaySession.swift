@@ -199,6 +199,8 @@ final class RelaySession: @unchecked Sendable {
             let payload = WebSocketClose(code: error.closeCode, reason: reason).payload()
             hop.write(RawFrame.make(opcode: .connectionClose, payload: payload, masked: hop.side == .upstream,
                                     allocator: ByteBufferAllocator()))
+            // Flushed now: closing one channel may close the other before ``closeAll()`` reaches it.
+            hop.flush()
         }
         closeAll()
     }
@@ -222,8 +224,9 @@ final class RelaySession: @unchecked Sendable {
         if closes[side] == nil && relayError == nil {
             closes[side] = .abnormal
         }
-        if !inactive[1 - side] {
-            // A drop without CLOSE is passed on as a drop; otherwise finish the close.
+        if !inactive[1 - side] && relayError == nil {
+            // A drop without CLOSE is passed on as a drop. When the relay itself is closing,
+            // ``closeAll()`` closes the other side once its CLOSE is written.
             channels[1 - side]?.close(promise: nil)
         }
         if inactive[1 - side] || channels[1 - side] == nil { finish() }
