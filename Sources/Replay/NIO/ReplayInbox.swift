@@ -1,0 +1,66 @@
+import BLIPCore
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// What reaches a running replay from its connection.
+enum ReplayEvent: Sendable {
+    /// The reply to scripted request `index`; nil when the connection closed before it came.
+    case reply(index: Int, BLIPMessage?)
+    /// The peer sent a request (already answered).
+    case peerRequest
+    /// The connection closed; the peer's close code if it sent one.
+    case closed(code: UInt16?)
+}
+
+/// A queue of ``ReplayEvent``s from event-loop callbacks to the replay's task, with a bounded
+/// wait: ``next(timeout:)`` returns nil when nothing arrived in time.
+final class ReplayInbox: Sendable {
+    private struct State {
+        var queue: [ReplayEvent] = []
+        var waiter: (id: UInt64, continuation: CheckedContinuation<ReplayEvent?, Never>)?
+        var nextWaiter: UInt64 = 0
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let eventLoop: EventLoop
+
+    init(eventLoop: EventLoop) { self.eventLoop = eventLoop }
+
+    func push(_ event: ReplayEvent) {
+        let waiter: CheckedContinuation<ReplayEvent?, Never>? = state.withLockedValue { state in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter.continuation
+            }
+            state.queue.append(event)
+            return nil
+        }
+        waiter?.resume(returning: event)
+    }
+
+    /// The next event, or nil after `timeout` with none.
+    func next(timeout: Duration) async -> ReplayEvent? {
+        await withCheckedContinuation { continuation in
+            let id: UInt64? = state.withLockedValue { state in
+                if !state.queue.isEmpty {
+                    continuation.resume(returning: state.queue.removeFirst())
+                    return nil
+                }
+                state.nextWaiter += 1
+                state.waiter = (state.nextWaiter, continuation)
+                return state.nextWaiter
+            }
+            guard let id else { return }
+            let nanoseconds = max(0, Int64(timeout.components.seconds) * 1_000_000_000
+                                  + timeout.components.attoseconds / 1_000_000_000)
+            eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { [state] in
+                let expired: CheckedContinuation<ReplayEvent?, Never>? = state.withLockedValue { state in
+                    guard let waiter = state.waiter, waiter.id == id else { return nil }
+                    state.waiter = nil
+                    return waiter.continuation
+                }
+                expired?.resume(returning: nil)
+            }
+        }
+    }
+}
