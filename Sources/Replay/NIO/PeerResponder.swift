@@ -35,7 +35,7 @@ final class PeerResponder: Sendable {
             if match.exact { state.exact += 1 }
             if match.reused { state.notes.append(note(profile, request, "reused")) }
             guard let recorded = match.recorded.recordedReply else {
-                state.notes.append(note(profile, request, "no recorded reply"))
+                if !request.isNoReply { state.notes.append(note(profile, request, "no recorded reply")) }
                 return BLIPMessage.reply(to: request)
             }
             return PeerRequestMatcher.reply(recorded, answering: request)

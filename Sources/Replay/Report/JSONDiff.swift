@@ -11,6 +11,12 @@ public enum JSONDiff {
         public var old: String?
         /// Compact JSON of the new value; nil when it is absent.
         public var new: String?
+
+        public init(path: String, old: String?, new: String?) {
+            self.path = path
+            self.old = old
+            self.new = new
+        }
     }
 
     public static func changes(from old: JSONValue, to new: JSONValue, root: String = "") -> [Change] {

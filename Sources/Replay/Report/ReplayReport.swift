@@ -9,6 +9,13 @@ public struct ReplayReport: Sendable, Codable {
         public var new: String?
         /// The `--allow` entry that permits it; nil when it counts against the replay.
         public var allowedBy: String?
+
+        public init(path: String, old: String?, new: String?, allowedBy: String?) {
+            self.path = path
+            self.old = old
+            self.new = new
+            self.allowedBy = allowedBy
+        }
     }
 
     /// A request the replaying side sent, and how its reply compared.
@@ -31,6 +38,13 @@ public struct ReplayReport: Sendable, Codable {
         /// `unmatched` (answered with ERR BLIP/404) or `reused` (all recorded ones were used).
         public var outcome: String
         public var allowedBy: String?
+
+        public init(profile: String, number: UInt64, outcome: String, allowedBy: String?) {
+            self.profile = profile
+            self.number = number
+            self.outcome = outcome
+            self.allowedBy = allowedBy
+        }
     }
 
     public var side: ReplaySide

@@ -3,9 +3,12 @@
 /// sent (``didSend(_:)``), and asks ``next(at:)`` what to do. Requests go out strictly in
 /// recorded order, so request numbers match the recording's order (wire-format reference §4.4).
 ///
-/// It ends (``Decision/finished``) once every request was sent, every reply that the recording
-/// holds came back, and at least as many peer requests arrived as were recorded. A peer that
-/// sends fewer never lets it finish by itself: the shell's stall limit ends such a replay.
+/// It ends (``Decision/finished``) once every request was sent and every reply that the
+/// recording holds came back; in the client role also once at least as many peer requests
+/// arrived as were recorded (the gateway's pushes are part of the session the client waits
+/// out). A gateway that sends fewer never lets it finish by itself: the shell's stall limit ends
+/// such a replay. In the server role the client decides when the session ends (it closes), and
+/// how many requests it sends (a replicator saves checkpoints as often as its timing makes it).
 public struct ReplayScheduler: Sendable {
     public enum Decision: Sendable, Equatable {
         /// Send request `index` now.
@@ -22,7 +25,8 @@ public struct ReplayScheduler: Sendable {
     private let awaitsPeerRequests: [Int]
     private let offsets: [Double]
     private let expectsReply: [Bool]
-    private let recordedPeerRequests: Int
+    /// Peer requests to wait for before finishing: all recorded ones in the client role, none in the server role.
+    private let awaitedPeerRequests: Int
     private var replied: [Bool]
     private var nextIndex = 0
     private var peerRequests = 0
@@ -34,7 +38,7 @@ public struct ReplayScheduler: Sendable {
         let first = script.requests.first?.sentAt ?? 0
         offsets = script.requests.map { $0.sentAt - first }
         expectsReply = script.requests.map { $0.expectsReply && $0.recordedReply != nil }
-        recordedPeerRequests = script.peerRequests.count
+        awaitedPeerRequests = script.side == .client ? script.peerRequests.count : 0
         replied = Array(repeating: false, count: script.requests.count)
     }
 
@@ -59,7 +63,7 @@ public struct ReplayScheduler: Sendable {
     /// What to do at `now` (seconds since the replay started).
     public func next(at now: Double) -> Decision {
         guard nextIndex < offsets.count else {
-            return outstandingReplies == 0 && peerRequests >= recordedPeerRequests ? .finished : .waitForPeer
+            return outstandingReplies == 0 && peerRequests >= awaitedPeerRequests ? .finished : .waitForPeer
         }
         switch timing {
         case .dependencies:

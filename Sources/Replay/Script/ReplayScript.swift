@@ -17,6 +17,17 @@ public struct ScriptedRequest: Sendable {
     /// How many of the peer's requests had arrived before this one was sent.
     public var awaitsPeerRequests: Int
 
+    public init(index: Int, request: BLIPMessage, sentAt: Double, recordedReply: BLIPMessage?, repliedAt: Double?,
+                awaitsReplies: [Int], awaitsPeerRequests: Int) {
+        self.index = index
+        self.request = request
+        self.sentAt = sentAt
+        self.recordedReply = recordedReply
+        self.repliedAt = repliedAt
+        self.awaitsReplies = awaitsReplies
+        self.awaitsPeerRequests = awaitsPeerRequests
+    }
+
     public var profile: String { request.profile ?? "(no profile)" }
     public var expectsReply: Bool { !request.isNoReply }
 }
@@ -27,6 +38,13 @@ public struct RecordedPeerRequest: Sendable {
     public var request: BLIPMessage
     public var receivedAt: Double
     public var recordedReply: BLIPMessage?
+
+    public init(index: Int, request: BLIPMessage, receivedAt: Double, recordedReply: BLIPMessage?) {
+        self.index = index
+        self.request = request
+        self.receivedAt = receivedAt
+        self.recordedReply = recordedReply
+    }
 
     public var profile: String { request.profile ?? "(no profile)" }
 }
