@@ -40,6 +40,24 @@ import Testing
         }
     }
 
+    /// Recorded gaps at a hundredfold speed: requests go out on the clock, not after the replies
+    /// they followed, and still every reply comes back as recorded.
+    @Test func recordedTimingAtAHundredfoldSpeedStillMatches() async throws {
+        let serverScript = try Self.script(.server)
+        let clientScript = try Self.script(.client)
+        try await withLoopback { group in
+            let server = try await ReplayServer.start(serverScript, configuration: ReplayConfiguration(), group: group)
+            var configuration = ReplayConfiguration()
+            configuration.timing = .recorded(speed: 100)
+            let client = try await ReplayClient.run(clientScript, target: "ws://127.0.0.1:\(server.port)/db",
+                                                    configuration: configuration, group: group)
+            await server.stop()
+            #expect(client.timing == "x100.0")
+            #expect(client.matches, "\(client.textLines().joined(separator: "\n"))")
+            #expect(client.requestsSent == 17)
+        }
+    }
+
     /// The same, with one recorded echo reply changed on the serving side: the client's report
     /// must show exactly that body path.
     @Test func aChangedReplyIsReportedAtItsPath() async throws {

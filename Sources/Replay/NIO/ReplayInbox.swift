@@ -19,6 +19,8 @@ final class ReplayInbox: Sendable {
         var queue: [ReplayEvent] = []
         var waiter: (id: UInt64, continuation: CheckedContinuation<ReplayEvent?, Never>)?
         var nextWaiter: UInt64 = 0
+        /// The pending wait's timer, cancelled when an event ends the wait first.
+        var timer: Scheduled<Void>?
     }
 
     private let state = NIOLockedValueBox(State())
@@ -27,14 +29,15 @@ final class ReplayInbox: Sendable {
     init(eventLoop: EventLoop) { self.eventLoop = eventLoop }
 
     func push(_ event: ReplayEvent) {
-        let waiter: CheckedContinuation<ReplayEvent?, Never>? = state.withLockedValue { state in
+        let (waiter, timer) = state.withLockedValue { state -> (CheckedContinuation<ReplayEvent?, Never>?, Scheduled<Void>?) in
             if let waiter = state.waiter {
-                state.waiter = nil
-                return waiter.continuation
+                defer { state.waiter = nil; state.timer = nil }
+                return (waiter.continuation, state.timer)
             }
             state.queue.append(event)
-            return nil
+            return (nil, nil)
         }
+        timer?.cancel()
         waiter?.resume(returning: event)
     }
 
@@ -53,13 +56,17 @@ final class ReplayInbox: Sendable {
             guard let id else { return }
             let nanoseconds = max(0, Int64(timeout.components.seconds) * 1_000_000_000
                                   + timeout.components.attoseconds / 1_000_000_000)
-            eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { [state] in
+            let timer = eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { [state] in
                 let expired: CheckedContinuation<ReplayEvent?, Never>? = state.withLockedValue { state in
                     guard let waiter = state.waiter, waiter.id == id else { return nil }
                     state.waiter = nil
+                    state.timer = nil
                     return waiter.continuation
                 }
                 expired?.resume(returning: nil)
+            }
+            state.withLockedValue { state in
+                if state.waiter?.id == id { state.timer = timer }
             }
         }
     }
