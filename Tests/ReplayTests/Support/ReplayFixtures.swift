@@ -48,11 +48,13 @@ struct RunningGateway: Sendable {
 
     var url: String { "ws://127.0.0.1:\(server.port)/db" }
 
-    static func start(group: EventLoopGroup, seed: (GatewayDatabase) throws -> Void = { _ in }) async throws -> RunningGateway {
+    static func start(group: EventLoopGroup, users: [String: String] = [:],
+                      seed: (GatewayDatabase) throws -> Void = { _ in }) async throws -> RunningGateway {
         let database = GatewayDatabase(name: "db")
         try seed(database)
         var configuration = GatewayConfiguration(databases: [database])
         configuration.port = 0
+        configuration.users = users
         configuration.logger = Logger(label: "test.gateway") { _ in SwiftLogNoOpLogHandler() }
         return RunningGateway(server: try await GatewayServer.start(configuration, group: group), database: database)
     }
