@@ -59,6 +59,25 @@ import Testing
         }
     }
 
+    /// An empty gateway has nothing to push: the replay waits for the recorded changes and revs,
+    /// gives up after the stall limit, and says what it was waiting for.
+    @Test func aGatewayThatSendsLessEndsTheReplayWithTheReason() async throws {
+        try await withLoopback { group in
+            let recording = try await RecordedReplication.record(group: group)
+            let empty = try await RunningGateway.start(group: group)
+            let script = try CapturedSession.load(path: recording.capturePath, session: nil).script(for: .client)
+            var configuration = ReplayConfiguration()
+            configuration.stallTimeout = .milliseconds(500)
+            let report = try await ReplayClient.run(script, target: empty.url, configuration: configuration, group: group)
+            try await empty.server.stop()
+            #expect(!report.matches)
+            #expect(report.peerRequestsReceived < script.peerRequests.count)
+            let reason = try #require(report.endedEarly)
+            #expect(reason.hasPrefix("stalled"), "\(reason)")
+            #expect(reason.contains("peer request"), "\(reason)")
+        }
+    }
+
     @Test func serverReplayServesTheReplicatorTheSameResult() async throws {
         try await withLoopback { group in
             let recording = try await RecordedReplication.record(group: group)

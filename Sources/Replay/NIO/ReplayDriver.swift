@@ -97,7 +97,8 @@ struct ReplayDriver {
         }
     }
 
-    /// Client role: close with 1000 and wait for the echo. Server role: wait for the client's close.
+    /// Client role: close with 1000 and wait for the echo. Server role: wait for the client's
+    /// close, and close with 1000 when none comes within the stall limit (a continuous client).
     private func finish(_ report: inout ReplayReport) async {
         if script.side == .client { try? await connection.close(code: 1000, reason: "") }
         while let event = await responder.inbox.next(timeout: configuration.stallTimeout) {
@@ -106,7 +107,8 @@ struct ReplayDriver {
                 return
             }
         }
-        if script.side == .client { try? await connection.channel.close() }
+        if script.side == .server { try? await connection.close(code: 1000, reason: "replay finished") }
+        try? await connection.channel.close()
     }
 
     private func stallReason(_ scheduler: ReplayScheduler) -> String {
