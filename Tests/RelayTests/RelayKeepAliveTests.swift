@@ -16,36 +16,55 @@ import Testing
     final class ControlFrameRecorder: ChannelInboundHandler, Sendable {
         typealias InboundIn = WebSocketFrame
         typealias InboundOut = WebSocketFrame
-        private let frames = NIOLockedValueBox<[(WebSocketOpcode, String)]>([])
-        private let waiters = NIOLockedValueBox<[EventLoopPromise<String>]>([])
+
+        private struct State {
+            var pings: [String] = []
+            /// PONG payloads not yet taken by ``nextPong(within:)``, oldest first.
+            var pongs: [String] = []
+            var waiter: (id: UInt64, continuation: CheckedContinuation<String?, Never>)?
+        }
+        private let state = NIOLockedValueBox(State())
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let frame = unwrapInboundIn(data)
-            if frame.opcode == .ping || frame.opcode == .pong {
-                let text = String(buffer: frame.unmaskedData)
-                frames.withLockedValue { $0.append((frame.opcode, text)) }
-                if frame.opcode == .pong {
-                    for waiter in waiters.withLockedValue({ w in defer { w.removeAll() }; return w }) { waiter.succeed(text) }
+            let text = String(buffer: frame.unmaskedData)
+            if frame.opcode == .ping {
+                state.withLockedValue { $0.pings.append(text) }
+            } else if frame.opcode == .pong {
+                let waiter = state.withLockedValue { state -> CheckedContinuation<String?, Never>? in
+                    if let waiter = state.waiter { state.waiter = nil; return waiter.continuation }
+                    state.pongs.append(text)
+                    return nil
                 }
+                waiter?.resume(returning: text)
             }
             context.fireChannelRead(data)
         }
 
-        /// Waiters still pending when the channel goes away fail instead of leaking.
-        func channelInactive(context: ChannelHandlerContext) {
-            for waiter in waiters.withLockedValue({ w in defer { w.removeAll() }; return w }) {
-                waiter.fail(ChannelError.ioOnClosedChannel)
+        var pings: [String] { state.withLockedValue { $0.pings } }
+
+        /// The next PONG's payload, in arrival order; throws after `seconds` without one.
+        func nextPong(within seconds: Double = 20) async throws -> String {
+            let id = UInt64.random(in: 0...UInt64.max)
+            let text: String? = await withCheckedContinuation { continuation in
+                let queued = state.withLockedValue { state -> String? in
+                    if !state.pongs.isEmpty { return state.pongs.removeFirst() }
+                    state.waiter = (id, continuation)
+                    return nil
+                }
+                if let queued { continuation.resume(returning: queued); return }
+                Task {
+                    try? await Task.sleep(for: .seconds(seconds))  // the bound, not a synchronization
+                    let expired = self.state.withLockedValue { state -> CheckedContinuation<String?, Never>? in
+                        guard state.waiter?.id == id else { return nil }
+                        defer { state.waiter = nil }
+                        return state.waiter?.continuation
+                    }
+                    expired?.resume(returning: nil)
+                }
             }
-            context.fireChannelInactive()
-        }
-
-        var pings: [String] { frames.withLockedValue { $0.filter { $0.0 == .ping }.map(\.1) } }
-
-        /// The payload of the first PONG that arrives after the call (bounded by the caller's timeout).
-        func nextPong(on channel: Channel) -> EventLoopFuture<String> {
-            let promise = channel.eventLoop.makePromise(of: String.self)
-            waiters.withLockedValue { $0.append(promise) }
-            return promise.futureResult
+            guard let text else { throw TimeoutError() }
+            return text
         }
 
         static func install(on connection: BLIPConnection) async throws -> ControlFrameRecorder {
@@ -73,15 +92,13 @@ import Testing
         let serverSide = try await ControlFrameRecorder.install(on: server)
 
         // The client pings: the relay answers with the same payload.
-        let clientPong = clientSide.nextPong(on: client.channel)
         try await client.channel.writeAndFlush(Self.ping("from-client", masked: true))
-        let answered = try await withTimeout { try await clientPong.get() }
+        let answered = try await clientSide.nextPong()
         #expect(answered == "from-client")
 
         // The upstream pings: the relay answers it too.
-        let serverPong = serverSide.nextPong(on: server.channel)
         try await server.channel.writeAndFlush(Self.ping("from-upstream", masked: false))
-        let upstreamAnswered = try await withTimeout { try await serverPong.get() }
+        let upstreamAnswered = try await serverSide.nextPong()
         #expect(upstreamAnswered == "from-upstream")
 
         // A round trip after the pings: anything forwarded before it has arrived by now.
@@ -113,9 +130,8 @@ import Testing
         let clientSide = try await ControlFrameRecorder.install(on: client)
         // Pings every ~250 ms for well over the idle period: each answered PONG proves the session is open.
         for index in 0..<10 {
-            let pong = clientSide.nextPong(on: client.channel)
             try await client.channel.writeAndFlush(Self.ping("keep-\(index)", masked: true))
-            let answered = try await withTimeout { try await pong.get() }
+            let answered = try await clientSide.nextPong()
             #expect(answered == "keep-\(index)")
             try await Task.sleep(for: .milliseconds(250))  // spacing, not synchronization
         }

@@ -21,19 +21,21 @@ struct LogLine {
 
     static func isSecret(_ key: String) -> Bool {
         var key = key
-        return key.withUTF8 { bytes in
-            secretWords.contains { word in
-                guard bytes.count >= word.count else { return false }
-                for start in 0...(bytes.count - word.count) {
-                    var match = true
-                    for index in 0..<word.count where bytes[start + index] | 0x20 != word[index] {
-                        match = false
-                        break
-                    }
-                    if match { return true }
+        return key.withUTF8 { isSecret(UnsafeRawBufferPointer($0)) }
+    }
+
+    static func isSecret(_ key: UnsafeRawBufferPointer) -> Bool {
+        secretWords.contains { word in
+            guard key.count >= word.count else { return false }
+            for start in 0...(key.count - word.count) {
+                var match = true
+                for index in 0..<word.count where key[start + index] | 0x20 != word[index] {
+                    match = false
+                    break
                 }
-                return false
+                if match { return true }
             }
+            return false
         }
     }
 
@@ -84,23 +86,43 @@ struct LogLine {
     }
 
     /// One message: `summary` is the replication analyzer's reading of it, when there is one.
+    /// Written straight into one byte buffer: properties are read as raw bytes (no string per
+    /// property), numbers are written digit by digit.
     func message(_ event: MessageEvent, summary: String? = nil) -> String {
         let message = event.message
-        var list: [(String, Value)] = [("session", .int(Int(event.sessionID))), ("dir", .text(event.direction.arrow)),
-                                       ("type", .text(message.type.description)), ("number", .int(Int(message.number))),
-                                       ("flags", .text(message.flags.description))]
-        if let profile = message.profile { list.append(("profile", .text(profile))) }
-        if let summary { list.append(("summary", .text(summary))) }
-        if let requestProfile = event.requestProfile { list.append(("re", .text(requestProfile))) }
-        if let rtt = event.roundTrip { list.append(("rttMs", .millis(rtt.nanoseconds))) }
-        for pair in message.properties where pair.key != "Profile" {
-            let value = Self.isSecret(pair.key) ? "<redacted>" : String(pair.value.prefix(Self.maxValueLength))
-            list.append((pair.key, .text(value)))
+        var line = LineBuilder(json: format == .json, event: "message")
+        line.int("session", Int(event.sessionID))
+        line.text("dir", event.direction.arrow)
+        line.text("type", message.type.description)
+        line.int("number", Int(message.number))
+        line.flags(message.flags)
+        message.properties.forEachRawPair { key, value in
+            guard Self.isProfileKey(key) else { return true }
+            line.raw("profile", value)
+            return false  // the first Profile, as the peers read it
         }
-        list.append(("wireBytes", .int(message.wirePayloadBytes)))
-        list.append(("bodyBytes", .int(message.body.readableBytes)))
-        if withBody { list.append(("body", body(message.body))) }
-        return fields(list, event: "message")
+        if let summary { line.text("summary", summary) }
+        if let requestProfile = event.requestProfile { line.text("re", requestProfile) }
+        if let rtt = event.roundTrip { line.millis("rttMs", rtt.nanoseconds) }
+        message.properties.forEachRawPair { key, value in
+            if Self.isProfileKey(key) { return true }
+            if Self.isSecret(key) {
+                line.raw(key, UnsafeRawBufferPointer(start: nil, count: 0), redacted: true)
+            } else {
+                line.raw(key, UnsafeRawBufferPointer(rebasing: value.prefix(Self.maxValueLength)))
+            }
+            return true
+        }
+        line.int("wireBytes", message.wirePayloadBytes)
+        line.int("bodyBytes", message.body.readableBytes)
+        if withBody, case .text(let text) = body(message.body) { line.text("body", text) }
+        return line.finish()
+    }
+
+    private static let profileKey = Array("Profile".utf8)
+
+    private static func isProfileKey(_ key: UnsafeRawBufferPointer) -> Bool {
+        key.count == 7 && key.elementsEqual(profileKey)
     }
 
     private func body(_ body: ByteBuffer) -> Value {
@@ -142,60 +164,17 @@ struct LogLine {
     }
 
     /// Text: `time key=value …` (values with spaces quoted); JSON: one object per line.
-    /// Everything is appended to one string: no intermediate strings per field.
     private func fields(_ list: [(String, Value)], event: String? = nil) -> String {
-        var line = ""
-        line.reserveCapacity(192)
-        switch format {
-        case .text:
-            Self.appendTimestamp(to: &line)
-            for (key, value) in list {
-                if case .null = value { continue }
-                line += " "
-                line += key
-                line += "="
-                append(value, json: false, to: &line)
-            }
-        case .json:
-            line += "{\"time\":\""
-            Self.appendTimestamp(to: &line)
-            line += "\""
-            if let event { line += ",\"event\":\"" + event + "\"" }
-            for (key, value) in list {
-                line += ",\""
-                Self.appendJSONEscaped(key, to: &line)
-                line += "\":"
-                append(value, json: true, to: &line)
-            }
-            line += "}"
-        }
-        return line
-    }
-
-    private func append(_ value: Value, json: Bool, to line: inout String) {
-        switch value {
-        case .null:
-            line += "null"
-        case .int(let number):
-            line += String(number)
-        case .millis(let nanos):
-            let micros = Int(nanos / 1000)
-            line += String(micros / 1000)
-            line += "."
-            let fraction = micros % 1000
-            if fraction < 100 { line += fraction < 10 ? "00" : "0" }
-            line += String(fraction)
-        case .text(let text):
-            if json {
-                line += "\""
-                Self.appendJSONEscaped(text, to: &line)
-                line += "\""
-            } else if text.utf8.contains(where: { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D }) {
-                line += "\"" + text.replacingQuotes() + "\""
-            } else {
-                line += text
+        var line = LineBuilder(json: format == .json, event: event)
+        for (key, value) in list {
+            switch value {
+            case .null: line.null(key)
+            case .int(let number): line.int(key, number)
+            case .millis(let nanos): line.millis(key, nanos)
+            case .text(let text): line.text(key, text)
             }
         }
+        return line.finish()
     }
 
     static func jsonEscaped(_ text: String) -> String {
@@ -231,49 +210,31 @@ struct LogLine {
 
     /// UTC wall-clock time with microseconds, e.g. `2026-11-21T20:40:01.123456Z`.
     static func timestamp() -> String {
-        var text = ""
-        appendTimestamp(to: &text)
-        return text
+        var bytes: [UInt8] = []
+        appendTimestamp(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends the timestamp, formatted digit by digit into one 27-byte string.
-    static func appendTimestamp(to line: inout String) {
+    /// Appends the timestamp's 27 bytes, digit by digit.
+    static func appendTimestamp(to bytes: inout [UInt8]) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        let text = String(unsafeUninitializedCapacity: 27) { buffer in
-            var index = 0
-            func put(_ value: Int, _ width: Int) {
-                var divisor = 1
-                for _ in 1..<width { divisor *= 10 }
-                var rest = value
-                while divisor > 0 {
-                    buffer[index] = UInt8(48 + (rest / divisor) % 10)
-                    index += 1
-                    rest %= divisor
-                    divisor /= 10
-                }
+        func put(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                bytes.append(UInt8(48 + (rest / divisor) % 10))
+                rest %= divisor
+                divisor /= 10
             }
-            func mark(_ byte: UInt8) {
-                buffer[index] = byte
-                index += 1
-            }
-            put(Int(parts.tm_year) + 1900, 4); mark(0x2D); put(Int(parts.tm_mon) + 1, 2); mark(0x2D)
-            put(Int(parts.tm_mday), 2); mark(0x54); put(Int(parts.tm_hour), 2); mark(0x3A)
-            put(Int(parts.tm_min), 2); mark(0x3A); put(Int(parts.tm_sec), 2); mark(0x2E)
-            put(Int(now.tv_nsec / 1000), 6); mark(0x5A)
-            return index
         }
-        line += text
-    }
-}
-
-extension String {
-    fileprivate func replacingQuotes() -> String {
-        var out = ""
-        for character in self { out += character == "\"" ? "\\\"" : String(character) }
-        return out
+        put(Int(parts.tm_year) + 1900, 4); bytes.append(0x2D); put(Int(parts.tm_mon) + 1, 2); bytes.append(0x2D)
+        put(Int(parts.tm_mday), 2); bytes.append(0x54); put(Int(parts.tm_hour), 2); bytes.append(0x3A)
+        put(Int(parts.tm_min), 2); bytes.append(0x3A); put(Int(parts.tm_sec), 2); bytes.append(0x2E)
+        put(Int(now.tv_nsec / 1000), 6); bytes.append(0x5A)
     }
 }
