@@ -3,12 +3,14 @@
 #   make demo   installs missing system packages, builds in release mode, runs the main job
 SWIFT ?= swift
 SYSTEM_PACKAGES := libpcap-dev zlib1g-dev libssl-dev tshark openssl prometheus
+# `make bench` also compares the relay with nginx as a blind WebSocket proxy.
+BENCH_PACKAGES := nginx-light
 BIN := .build/release/blipscope
 
 .PHONY: setup build release test demo bench clean
 
 setup:
-	@missing=""; for p in $(SYSTEM_PACKAGES); do \
+	@missing=""; for p in $(SYSTEM_PACKAGES) $(EXTRA_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -32,9 +34,10 @@ test: setup
 demo: release
 	$(BIN) demo
 
-bench: release
+bench:
+	$(MAKE) release EXTRA_PACKAGES="$(BENCH_PACKAGES)"
 	$(BIN) bench codec
-	$(BIN) bench relay
+	$(BIN) bench relay --nginx
 	$(BIN) bench pull
 
 clean:

@@ -22,6 +22,7 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         case closeTimeout
         case shuttingDown
         case captureFailed(String)
+        case adminTokenRequired(host: String)
     }
 
     let kind: Kind
@@ -77,6 +78,7 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         case .closeTimeout: return "close_timeout"
         case .shuttingDown: return "shutting_down"
         case .captureFailed: return "capture_failed"
+        case .adminTokenRequired: return "admin_token_required"
         }
     }
 
@@ -115,6 +117,8 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
             return "relay shutting down"
         case .captureFailed(let detail):
             return "capture failed: \(detail)"
+        case .adminTokenRequired(let host):
+            return "the admin listener on \(host) is not loopback: give it a bearer token (--admin-token)"
         }
     }
 }

@@ -201,8 +201,18 @@ import Testing
 
         func flush(_ session: UInt64) {
             condition.lock()
-            while !open { waited += 1; condition.wait() }
+            if !open { waited += 1; condition.broadcast() }
+            while !open { condition.wait() }
             condition.unlock()
+        }
+
+        /// Waits (at most `seconds`) until a flush is blocked on the closed disk.
+        func waitForBlockedFlush(within seconds: Double = 20) -> Bool {
+            let deadline = Date(timeIntervalSinceNow: seconds)
+            condition.lock()
+            defer { condition.unlock() }
+            while waited == 0 { if !condition.wait(until: deadline) { return waited > 0 } }
+            return true
         }
 
         func release() {
@@ -257,6 +267,7 @@ import Testing
         _ = try await harness.recorder.first {
             if case .flowControl(_, _, let paused) = $0 { paused } else { false }
         }
+        #expect(disk.waitForBlockedFlush(), "the capture's flush is what holds the session")
         disk.release()
         let reply = try await withTimeout { try await request.value }
         #expect(reply.body.readableBytes == text.utf8.count)

@@ -52,8 +52,11 @@ import Testing
         // A raw binary WebSocket message that is not a BLIP frame (too short for a header).
         let frame = WebSocketFrame(fin: true, opcode: .binary, maskKey: .random(), data: ByteBuffer(bytes: [0x01]))
         try await client.channel.writeAndFlush(frame)
+        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
         let clientSaw = try await withTimeout { try await client.closed.get() }
         #expect(clientSaw.code == 1011)
+        let upstreamSaw = try await withTimeout { try await server.closed.get() }
+        #expect(upstreamSaw.code == 1011, "the relay's own CLOSE reaches the upstream too, not a bare TCP drop")
         let summary = try await harness.recorder.sessionClosed()
         #expect(summary.relayError?.code == "decode_failed")
         try await harness.shutdown()

@@ -23,20 +23,9 @@ public struct AdminConfiguration: Sendable {
     }
 
     /// Rejects a non-loopback address without a token.
-    public func validate() throws {
+    public func validate() throws(RelayError) {
         if !isLoopback && (bearerToken ?? "").isEmpty {
-            throw AdminError.tokenRequired(host: host)
-        }
-    }
-}
-
-/// Why the admin listener could not start.
-public enum AdminError: Error, CustomStringConvertible, Sendable {
-    case tokenRequired(host: String)
-
-    public var description: String {
-        switch self {
-        case .tokenRequired(let host): return "the admin listener on \(host) is not loopback: give it a bearer token (--admin-token)"
+            throw RelayError(.adminTokenRequired(host: host))
         }
     }
 }

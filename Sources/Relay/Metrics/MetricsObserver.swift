@@ -6,18 +6,17 @@ import NIOCore
 import Replication
 
 /// Turns relay events into ``RelayMetrics`` updates and keeps what the admin listener shows about
-/// live sessions: one ``SessionAnalyzer`` per session, fed from complete messages and ACKs,
-/// whose findings and summary `/sessions` reports and whose stuck reasons ``pollStuck(now:)``
+/// live sessions: each session's one ``SessionAnalyzer`` (``SessionInfo/analyzer``, shared with the
+/// log), whose findings and summary `/sessions` reports and whose stuck reasons ``pollStuck(now:)``
 /// turns into the ``MetricNames/stuckSessions`` gauge.
 ///
 /// Per frame it increments three pre-made counters; per message it finds the session (one
-/// locked dictionary lookup), lets the analyzer read the message once and updates counters
+/// locked dictionary lookup), reads the analyzer's ``MessageEvent/analysis`` and updates counters
 /// picked by array index. Labelled metrics of a session (database, user) are looked up at open.
 public final class MetricsObserver: RelayObserver, Sendable {
-    public let interests: RelayEventInterests = [.sessions, .messages, .frames]
+    public let interests: RelayEventInterests = [.sessions, .messages, .frames, .analysis]
     public let metrics: RelayMetrics
     private let tracks = NIOLockedValueBox([UInt64: SessionTrack]())
-    private let checkpoints = CheckpointRegistry()
     private let poller = NIOLockedValueBox<RepeatedTask?>(nil)
 
     public init(metrics: RelayMetrics) {
@@ -25,7 +24,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
     }
 
     /// Seconds on the monotonic clock the analyzers use.
-    public static func now() -> Double { Double(NIODeadline.now().uptimeNanoseconds) / 1e9 }
+    public static func now() -> Double { SessionInspector.analyzerNow() }
 
     // MARK: events
 
@@ -38,8 +37,6 @@ public final class MetricsObserver: RelayObserver, Sendable {
             metrics.payloadBytes[direction].increment(by: Int64(frame.payloadBytes))
         case .message(let message):
             observeMessage(message)
-        case .ack(let sessionID, let direction, let ack):
-            track(sessionID)?.analyzer.observeAck(ack, from: direction, at: Self.now())
         case .decodeError(_, let direction, let error):
             metrics.counter(MetricNames.decodeFailuresTotal,
                             [("direction", MetricLabels.directions[direction.rawValue]), ("kind", error.code)]).increment()
@@ -79,8 +76,8 @@ public final class MetricsObserver: RelayObserver, Sendable {
             }
         }
         let now = Self.now()
-        let analyzer = SessionAnalyzer(connection: Int(truncatingIfNeeded: info.id), registry: checkpoints)
-        analyzer.observeHandshake(subprotocol: info.subprotocol, user: info.user, at: now)
+        // The session's own analyzer (``RelayEventInterests/analysis``), shared with the log.
+        let analyzer = info.analyzer ?? SessionAnalyzer(connection: Int(truncatingIfNeeded: info.id))
         let track = SessionTrack(info: info, started: now, wallClock: Date().timeIntervalSince1970, analyzer: analyzer,
                                  active: active, userMessages: userMessages, userBytes: userBytes)
         tracks.withLockedValue { $0[info.id] = track }
@@ -98,7 +95,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
         guard let type = MetricLabels.typeIndex(event.message.type) else { return }
         let now = Self.now()
         let track = track(event.sessionID)
-        let analyzed = track?.analyzer.observe(message: event.message, from: event.direction, at: now)
+        let analyzed = event.analysis
         let profileName = event.message.type == .request ? (analyzed?.message.profile ?? event.message.profile)
                                                          : event.requestProfile
         let profile = MetricLabels.profileIndex(profileName)

@@ -17,15 +17,15 @@ public struct LoggingObserver: RelayObserver {
     public let format: RelayConfiguration.LogFormat
     public let redactBodies: Bool
     public let interests: RelayEventInterests
-    /// Reads each message in replication terms for its line, and sums up each session at close.
-    private let analyses = SessionAnalyses()
 
     public init(logger: Logger, format: RelayConfiguration.LogFormat = .text, redactBodies: Bool = false) {
         self.logger = logger
         self.format = format
         self.redactBodies = redactBodies
         var interests: RelayEventInterests = []
-        if logger.logLevel <= .info { interests.formUnion([.sessions, .messages]) }
+        // The session's analyzer reads each message in replication terms for its line, and sums
+        // up each session at close.
+        if logger.logLevel <= .info { interests.formUnion([.sessions, .messages, .analysis]) }
         else if logger.logLevel <= .warning { interests.insert(.messages) }
         if logger.logLevel <= .debug { interests.insert(.frames) }
         self.interests = interests
@@ -35,17 +35,14 @@ public struct LoggingObserver: RelayObserver {
         let line = LogLine(format: format, redactBodies: redactBodies, withBody: logger.logLevel <= .trace)
         switch event {
         case .sessionOpened(let info):
-            analyses.open(info, at: Date().timeIntervalSince1970)
             logger.info("\(line.opened(info))")
         case .sessionClosed(let summary):
-            let replication = analyses.close(summary, at: Date().timeIntervalSince1970)
             logger.info("\(line.closed(summary))")
-            if let replication { logger.info("\(line.replicationSummary(summary.info.id, replication))") }
+            if let replication = summary.replication { logger.info("\(line.replicationSummary(summary.info.id, replication))") }
         case .handshakeRefused(let refusal):
             logger.info("\(line.refused(refusal))")
         case .message(let event):
-            let summary = analyses.summary(of: event, at: Date().timeIntervalSince1970)
-            logger.info("\(line.message(event, summary: summary))")
+            logger.info("\(line.message(event, summary: event.analysis?.summary))")
         case .messageHead:
             break
         case .decodeError(let id, let direction, let error):

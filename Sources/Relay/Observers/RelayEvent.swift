@@ -2,6 +2,7 @@ import BLIPCore
 import BLIPNIO
 import NIOCore
 import NIOHTTP1
+import Replication
 
 /// Which way traffic flows through the relay, in the log's own notation.
 public typealias RelayDirection = BLIPDirection
@@ -31,6 +32,9 @@ public struct SessionInfo: Sendable {
     public var clientPort: Int? = nil
     /// From dialing the upstream to its 101 answer.
     public var upstreamConnectTime: TimeAmount? = nil
+    /// The session's replication analyzer, when an observer asked for
+    /// ``RelayEventInterests/analysis``; fed on the session's event loop, safe to read anywhere.
+    public var analyzer: SessionAnalyzer? = nil
 }
 
 /// One event of a session, as observers see it (ARCHITECTURE.md "Observers"). Events are built
@@ -85,6 +89,8 @@ public struct MessageEvent: Sendable {
     /// For a reply: the request's profile and the time since the request's first frame passed.
     public var requestProfile: String?
     public var roundTrip: TimeAmount?
+    /// The session analyzer's reading of the message (``RelayEventInterests/analysis``).
+    public var analysis: AnalyzedMessage? = nil
 }
 
 public struct SessionSummary: Sendable {
@@ -95,6 +101,8 @@ public struct SessionSummary: Sendable {
     /// The relay's reason for ending the session, if it did.
     public var relayError: RelayError?
     public var statistics: SessionStatistics
+    /// The replication analyzer's summary of the session (``RelayEventInterests/analysis``).
+    public var replication: ReplicationSummary? = nil
 }
 
 /// Counters of one session, by direction (index with `BLIPDirection.rawValue`).

@@ -16,7 +16,12 @@ public struct RelayEventInterests: OptionSet, Sendable {
     /// ACKs and frames the decoder could not read included (capture). An observer with both this
     /// and ``frames`` still gets ACKs as ``RelayEvent/ack(sessionID:direction:ack:)`` too.
     public static let frameBytes = RelayEventInterests(rawValue: 8)
-    public static let all: RelayEventInterests = [.sessions, .messages, .frames]
+    /// Complete messages read by the session's one replication ``SessionAnalyzer``: the session
+    /// creates it at open (``SessionInfo/analyzer``), feeds it every message and ACK, sets
+    /// ``MessageEvent/analysis`` and ends with ``SessionSummary/replication``. Every observer that
+    /// asks shares that one analyzer, so a message is analyzed once however many observers read it.
+    public static let analysis = RelayEventInterests(rawValue: 16)
+    public static let all: RelayEventInterests = [.sessions, .messages, .frames, .analysis]
 }
 
 /// Watches sessions (logging, metrics, capture, tests). Called synchronously on the session's

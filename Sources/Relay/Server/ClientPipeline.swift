@@ -78,7 +78,7 @@ struct ClientPipeline {
                                database: client.database, target: head.uri, upstream: url.description,
                                request: head, clientPort: channel.remoteAddress?.port)
         let session = RelaySession(info: info, clientChannel: channel, configuration: configuration,
-                                   observers: server.observerSet)
+                                   observers: server.observerSet, checkpoints: server.checkpoints)
         pending.session = session
         channel.closeFuture.whenComplete { _ in session.clientChannelClosed() }
         let hop = HopHandler(side: .upstream)

@@ -2,6 +2,7 @@ import BLIPNIO
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import Replication
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
@@ -17,6 +18,8 @@ public final class RelayServer: Sendable {
     private let group: EventLoopGroup
     private let observers: ObserverSet
     private let state = NIOLockedValueBox(State())
+    /// Checkpoint IDs seen across sessions, for the analyzers' shared-client findings.
+    let checkpoints = CheckpointRegistry()
 
     private struct State {
         var listener: Channel?

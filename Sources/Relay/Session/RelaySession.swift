@@ -3,6 +3,7 @@ import BLIPNIO
 import NIOCore
 import NIOHTTP1
 import NIOWebSocket
+import Replication
 
 /// One client's session: the client hop, the upstream hop, a ``DirectionPump`` per direction,
 /// the ``MessageNumberMap``, the decoding ``SessionInspector`` and the observers.
@@ -36,8 +37,12 @@ final class RelaySession: @unchecked Sendable {
     private var finishedCallbacks: [() -> Void] = []
     /// Held ``SessionReadGate``s: while above zero neither hop reads (capture back-pressure).
     private var readHolds = 0
+    /// Shared by every session of the relay, for the analyzers' shared-client findings.
+    private let checkpoints: CheckpointRegistry?
 
-    init(info: SessionInfo, clientChannel: Channel, configuration: RelayConfiguration, observers: ObserverSet) {
+    init(info: SessionInfo, clientChannel: Channel, configuration: RelayConfiguration, observers: ObserverSet,
+         checkpoints: CheckpointRegistry? = nil) {
+        self.checkpoints = checkpoints
         self.info = info
         self.eventLoop = clientChannel.eventLoop
         self.configuration = configuration
@@ -68,6 +73,12 @@ final class RelaySession: @unchecked Sendable {
         pumps[BLIPDirection.clientToServer.rawValue].releaseHeld(to: upstream)
         pumps[BLIPDirection.serverToClient.rawValue].releaseHeld(to: client)
         opened = true
+        if observers.wants(.analysis) {
+            let analyzer = SessionAnalyzer(connection: Int(truncatingIfNeeded: info.id), registry: checkpoints)
+            analyzer.observeHandshake(subprotocol: info.subprotocol, user: info.user, at: SessionInspector.analyzerNow())
+            info.analyzer = analyzer
+            inspector.analyzer = analyzer
+        }
         for recorder in observers.recorders {
             recorder.sessionWillOpen(info, readGate: SessionReadGate(session: self))
         }
@@ -188,6 +199,8 @@ final class RelaySession: @unchecked Sendable {
             let payload = WebSocketClose(code: error.closeCode, reason: reason).payload()
             hop.write(RawFrame.make(opcode: .connectionClose, payload: payload, masked: hop.side == .upstream,
                                     allocator: ByteBufferAllocator()))
+            // Flushed now: closing one channel may close the other before ``closeAll()`` reaches it.
+            hop.flush()
         }
         closeAll()
     }
@@ -211,8 +224,9 @@ final class RelaySession: @unchecked Sendable {
         if closes[side] == nil && relayError == nil {
             closes[side] = .abnormal
         }
-        if !inactive[1 - side] {
-            // A drop without CLOSE is passed on as a drop; otherwise finish the close.
+        if !inactive[1 - side] && relayError == nil {
+            // A drop without CLOSE is passed on as a drop. When the relay itself is closing,
+            // ``closeAll()`` closes the other side once its CLOSE is written.
             channels[1 - side]?.close(promise: nil)
         }
         if inactive[1 - side] || channels[1 - side] == nil { finish() }
@@ -247,9 +261,16 @@ final class RelaySession: @unchecked Sendable {
         closeTimer = nil
         for hop in hops { hop?.session = nil }
         if opened, observers.wants(.sessions) {
-            observers.emit(.sessionClosed(SessionSummary(info: info, clientClose: closes[0], upstreamClose: closes[1],
-                                                         relayError: relayError, statistics: statistics)),
-                           kind: .sessions)
+            var summary = SessionSummary(info: info, clientClose: closes[0], upstreamClose: closes[1],
+                                         relayError: relayError, statistics: statistics)
+            if let analyzer = info.analyzer {
+                let now = SessionInspector.analyzerNow()
+                for (side, close) in [(BLIPDirection.clientToServer, closes[0]), (.serverToClient, closes[1])] {
+                    if let close { analyzer.observeClose(from: side, code: Int(close.code), reason: close.reason, at: now) }
+                }
+                summary.replication = analyzer.summary()
+            }
+            observers.emit(.sessionClosed(summary), kind: .sessions)
         }
         let callbacks = finishedCallbacks
         finishedCallbacks.removeAll()

@@ -1,5 +1,6 @@
 import BLIPCore
 import NIOCore
+import Replication
 
 /// The decoding side of a session: a copy of each forwarded WebSocket message goes through the
 /// ``ConnectionDecoder`` of its direction, and what it yields becomes events. Forwarding never
@@ -18,6 +19,12 @@ final class SessionInspector {
     private var inProgressTotal = 0
     /// Requests awaiting a reply, by the direction the request went: profile and start time.
     private var pending: [[MessageNumber: PendingRequest]] = [[:], [:]]
+    /// The session's replication analyzer (``RelayEventInterests/analysis``): reads each complete
+    /// message and ACK once, for every observer.
+    var analyzer: SessionAnalyzer?
+
+    /// Seconds on the monotonic clock the session analyzers run on.
+    static func analyzerNow() -> Double { Double(NIODeadline.now().uptimeNanoseconds) / 1e9 }
 
     struct InProgressKey: Hashable {
         var direction: UInt8
@@ -58,6 +65,9 @@ final class SessionInspector {
                                    payloadBytes: decoded.payloadBytes)
             if observers.wants(.frameBytes) { event.bytes = bytes }
             observers.emitFrame(event, ack: ack, decoded: true)
+        }
+        if let analyzer, case .ack(let info) = decoded.outcome {
+            analyzer.observeAck(info, from: direction, at: Self.analyzerNow())
         }
         if case .ignored(let error) = decoded.outcome {
             statistics.decodeErrors[direction.rawValue] += 1
@@ -120,9 +130,11 @@ final class SessionInspector {
             profile = request.profile
             roundTrip = NIODeadline.now() - request.started
         }
+        let analysis = analyzer?.observe(message: message, from: direction, at: Self.analyzerNow())
         guard observers.wants(.messages) else { return }
         observers.emit(.message(MessageEvent(sessionID: sessionID, direction: direction, message: message,
-                                             requestProfile: profile, roundTrip: roundTrip)), kind: .messages)
+                                             requestProfile: profile, roundTrip: roundTrip, analysis: analysis)),
+                       kind: .messages)
     }
 
     private func fail(_ error: RelayError, direction: BLIPDirection, statistics: inout SessionStatistics) -> RelayError {

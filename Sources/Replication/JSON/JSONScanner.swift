@@ -1,3 +1,5 @@
+import NIOCore
+
 /// A forward-only reader of JSON tokens over a body's bytes, for the hot message shapes
 /// (changes and proposeChanges arrays and their replies) that need no value tree.
 ///
@@ -10,6 +12,24 @@ struct JSONScanner {
     private var index = 0
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    /// Reads a whole body that is one top-level array, each element read by `element`: nil when
+    /// the body is not such an array, when `element` gives up, or past `maxCount` elements.
+    static func scanArray<Element>(_ body: ByteBuffer, maxCount: Int = .max,
+                                   element: (inout JSONScanner) -> Element?) -> [Element]? {
+        body.withUnsafeReadableBytes { bytes -> [Element]? in
+            var scanner = JSONScanner(bytes)
+            guard scanner.consume(UInt8(ascii: "[")) else { return nil }
+            var elements: [Element] = []
+            if scanner.consume(UInt8(ascii: "]")) { return scanner.isAtEnd ? elements : nil }
+            repeat {
+                guard elements.count < maxCount, let next = element(&scanner) else { return nil }
+                elements.append(next)
+            } while scanner.consume(UInt8(ascii: ","))
+            guard scanner.consume(UInt8(ascii: "]")), scanner.isAtEnd else { return nil }
+            return elements
+        }
+    }
 
     /// True when only whitespace is left.
     var isAtEnd: Bool {

@@ -6,18 +6,7 @@ import NIOCore
 /// wrong, so results and violations are the same either way.
 extension ChangesRequest {
     static func scanEntries(_ body: ByteBuffer) -> [Entry]? {
-        body.withUnsafeReadableBytes { bytes -> [Entry]? in
-            var scanner = JSONScanner(bytes)
-            guard scanner.consume(UInt8(ascii: "[")) else { return nil }
-            var entries: [Entry] = []
-            if scanner.consume(UInt8(ascii: "]")) { return scanner.isAtEnd ? entries : nil }
-            repeat {
-                guard entries.count < maxEntries, let entry = scanEntry(&scanner) else { return nil }
-                entries.append(entry)
-            } while scanner.consume(UInt8(ascii: ","))
-            guard scanner.consume(UInt8(ascii: "]")), scanner.isAtEnd else { return nil }
-            return entries
-        }
+        JSONScanner.scanArray(body, maxCount: maxEntries, element: scanEntry)
     }
 
     /// `[sequence, "docID", "revID", deleted?, bodySize?]`.
@@ -52,18 +41,7 @@ extension ChangesRequest {
 extension ChangesReply {
     /// The answers in one pass: `null`, `0`, or arrays of plain strings; nil for anything else.
     static func scanAnswers(_ body: ByteBuffer) -> [Answer]? {
-        body.withUnsafeReadableBytes { bytes -> [Answer]? in
-            var scanner = JSONScanner(bytes)
-            guard scanner.consume(UInt8(ascii: "[")) else { return nil }
-            var answers: [Answer] = []
-            if scanner.consume(UInt8(ascii: "]")) { return scanner.isAtEnd ? answers : nil }
-            repeat {
-                guard let answer = scanAnswer(&scanner) else { return nil }
-                answers.append(answer)
-            } while scanner.consume(UInt8(ascii: ","))
-            guard scanner.consume(UInt8(ascii: "]")), scanner.isAtEnd else { return nil }
-            return answers
-        }
+        JSONScanner.scanArray(body, element: scanAnswer)
     }
 
     private static func scanAnswer(_ scanner: inout JSONScanner) -> Answer? {

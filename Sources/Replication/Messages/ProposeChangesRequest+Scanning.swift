@@ -4,18 +4,7 @@ import NIOCore
 /// anything unusual so that the strict path reads (and reports) it instead.
 extension ProposeChangesRequest {
     static func scanEntries(_ body: ByteBuffer) -> [Entry]? {
-        body.withUnsafeReadableBytes { bytes -> [Entry]? in
-            var scanner = JSONScanner(bytes)
-            guard scanner.consume(UInt8(ascii: "[")) else { return nil }
-            var entries: [Entry] = []
-            if scanner.consume(UInt8(ascii: "]")) { return scanner.isAtEnd ? entries : nil }
-            repeat {
-                guard entries.count < ChangesRequest.maxEntries, let entry = scanEntry(&scanner) else { return nil }
-                entries.append(entry)
-            } while scanner.consume(UInt8(ascii: ","))
-            guard scanner.consume(UInt8(ascii: "]")), scanner.isAtEnd else { return nil }
-            return entries
-        }
+        JSONScanner.scanArray(body, maxCount: ChangesRequest.maxEntries, element: scanEntry)
     }
 
     /// `["docID", "revID", "serverRevID"?, bodySize?]`.
@@ -41,17 +30,6 @@ extension ProposeChangesRequest {
 extension ProposeChangesReply {
     /// The statuses in one pass: non-negative integers only; nil for anything else.
     static func scanStatuses(_ body: ByteBuffer) -> [Int]? {
-        body.withUnsafeReadableBytes { bytes -> [Int]? in
-            var scanner = JSONScanner(bytes)
-            guard scanner.consume(UInt8(ascii: "[")) else { return nil }
-            var statuses: [Int] = []
-            if scanner.consume(UInt8(ascii: "]")) { return scanner.isAtEnd ? statuses : nil }
-            repeat {
-                guard let token = scanner.number(), let status = JSONScanner.unsignedInteger(token) else { return nil }
-                statuses.append(status)
-            } while scanner.consume(UInt8(ascii: ","))
-            guard scanner.consume(UInt8(ascii: "]")), scanner.isAtEnd else { return nil }
-            return statuses
-        }
+        JSONScanner.scanArray(body) { scanner in scanner.number().flatMap(JSONScanner.unsignedInteger) }
     }
 }

@@ -11,6 +11,8 @@ struct RelayBenchmark {
     var only: Set<Character> = ["A", "B", "C", "D", "E"]
     /// Extra arguments for the relay child (`--metrics` passes `--admin 127.0.0.1:0`).
     var relayArguments: [String] = []
+    /// Also run every workload through Debian's nginx as a blind WebSocket proxy (``NginxProcess``).
+    var nginx = false
     var logFile = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-bench-relay.log").path
 
     struct Throughput {
@@ -27,6 +29,8 @@ struct RelayBenchmark {
         print("relay bench: echo server :\(upstreamPort), relay :\(relay.port) (pid \(relay.process.processIdentifier)), log \(logFile)")
         print("workload                              direct msg/s  relay msg/s  ratio  relay MB/s  relay CPU s/10k RT")
         defer { relay.stop() }
+        let proxy = nginx ? try NginxProcess(upstreamPort: upstreamPort) : nil
+        defer { proxy?.stop() }
 
         let small = Self.body(300)
         let workloads: [(String, BLIPMessage, Int, Int)] = [
@@ -45,22 +49,35 @@ struct RelayBenchmark {
             print(pad(name, 38), pad(format(directRate), 13), pad(format(relayRate), 12),
                   pad(String(format: "%.2f", relayRate / directRate), 6), pad(String(format: "%.1f", megabytes), 11),
                   String(format: "%.3f", cpu / Double(total) * 10_000))
+            if let proxy {
+                let cpuBefore = proxy.cpuSeconds
+                let proxied = try await measure(port: proxy.port, request: request, count: total, inFlight: inFlight, group: group)
+                let cpu = proxy.cpuSeconds - cpuBefore
+                let rate = Double(total) / proxied.seconds
+                print(pad("   same through nginx", 38), pad("", 13), pad(format(rate), 12),
+                      pad(String(format: "%.2f", rate / directRate), 6),
+                      pad(String(format: "%.1f", Double(total * request.body.readableBytes * 2) / proxied.seconds / 1e6), 11),
+                      String(format: "%.3f", cpu / Double(total) * 10_000))
+            }
         }
         print("relay peak RSS so far: \(relay.memoryKiB("VmHWM") / 1024) MiB")
         if only.contains("D") { try await latency(relay: relay, upstreamPort: upstreamPort, group: group) }
+        if only.contains("D"), let proxy { try await latency(relay: relay, upstreamPort: upstreamPort, group: group, via: proxy.port) }
         if only.contains("E") { try await idleSessions(relay: relay, group: group) }
         try await server.close()
         try await group.shutdownGracefully()
     }
 
     /// D: sequential small requests, added round-trip latency.
-    private func latency(relay: RelayProcess, upstreamPort: Int, group: EventLoopGroup) async throws {
+    /// With `via`, the same through that proxy port (nginx) instead of the relay.
+    private func latency(relay: RelayProcess, upstreamPort: Int, group: EventLoopGroup, via proxyPort: Int? = nil) async throws {
         let request = BLIPMessage.request(profile: "echo", body: Self.body(64))
         let direct = try await measure(port: upstreamPort, request: request, count: count(2_000), inFlight: 1, group: group)
-        let relayed = try await measure(port: relay.port, request: request, count: count(2_000), inFlight: 1, group: group)
+        let relayed = try await measure(port: proxyPort ?? relay.port, request: request, count: count(2_000), inFlight: 1, group: group)
         let (d50, d99) = percentiles(direct.latencies)
         let (r50, r99) = percentiles(relayed.latencies)
-        print(String(format: "D  sequential RTT µs: direct p50 %.0f p99 %.0f, relay p50 %.0f p99 %.0f, added p50 %.0f p99 %.0f",
+        let name = proxyPort == nil ? "relay" : "nginx"
+        print(String(format: "D  sequential RTT µs: direct p50 %.0f p99 %.0f, \(name) p50 %.0f p99 %.0f, added p50 %.0f p99 %.0f",
                      d50, d99, r50, r99, r50 - d50, r99 - d99))
     }
 

@@ -49,11 +49,14 @@ struct RelayBench: AsyncParsableCommand {
     @Flag(help: "Run the relay with --capture into a temporary directory; report the capture's bytes per message.")
     var capture = false
 
+    @Flag(help: "Also run the workloads through Debian's nginx as a blind WebSocket proxy, for comparison.")
+    var nginx = false
+
     func run() async throws {
         var arguments = metrics ? ["--admin", "127.0.0.1:0"] : []
         let captureDirectory = capture ? CaptureBenchReport.makeDirectory() : nil
         if let captureDirectory { arguments += ["--capture", captureDirectory] }
-        try await RelayBenchmark(scale: scale, only: Set(only.uppercased()), relayArguments: arguments).run()
+        try await RelayBenchmark(scale: scale, only: Set(only.uppercased()), relayArguments: arguments, nginx: nginx).run()
         if let captureDirectory { try CaptureBenchReport(directory: captureDirectory).print() }
     }
 }

@@ -74,7 +74,8 @@ import Testing
         #expect(try await fixture.get("/metrics").status == 401)
         #expect(try await fixture.get("/metrics", headers: [("Authorization", "Bearer wrong")]).status == 401)
         #expect(try await fixture.get("/metrics", headers: [("Authorization", "Bearer s3cret")]).status == 200)
-        #expect(throws: AdminError.self) { try AdminConfiguration(host: "0.0.0.0", port: 0).validate() }
+        let refused = #expect(throws: RelayError.self) { try AdminConfiguration(host: "0.0.0.0", port: 0).validate() }
+        #expect(refused?.code == "admin_token_required")
         try AdminConfiguration(host: "0.0.0.0", port: 0, bearerToken: "t").validate()
         try await fixture.shutdown()
     }
