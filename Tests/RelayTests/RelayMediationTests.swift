@@ -1,0 +1,118 @@
+import BLIPCore
+import BLIPNIO
+import Mediation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Testing
+@testable import Relay
+
+/// A mediation policy driven by a closure: the test double the relay's policy factory hands out.
+final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
+    let onHead: @Sendable (MediatedHead) -> HeadDecision
+
+    init(_ onHead: @escaping @Sendable (MediatedHead) -> HeadDecision) { self.onHead = onHead }
+
+    func decide(head: MediatedHead) -> HeadDecision { onHead(head) }
+    func decide(body: BLIPMessage, head: MediatedHead) -> BodyDecision { .pass }
+}
+
+/// The relay's mediating mode through real sockets: a BLIPNIO client, the relay with a policy,
+/// a BLIPNIO server. Real peers check every number, checksum and deflated byte (wire-format §2.4,
+/// §3, §4.4) and would close on the first wrong one.
+@Suite struct RelayMediationTests {
+    @Test("deny the client's MSG #5: ERR #5 to the client, its #6 reaches upstream as #5, and the session goes on")
+    func denyFifthRequest() async throws {
+        let seen = NIOLockedValueBox<[(number: MessageNumber, seq: String)]>([])
+        let harness = try await RelayHarness.start(upstream: { configuration in
+            configuration.onRequest = { request, handler in
+                seen.withLockedValue { $0.append((request.number, request.properties["seq"] ?? "")) }
+                RelayHarness.echo(request, handler)
+            }
+        }, relay: { configuration in
+            configuration.mediationPolicy = { _ in
+                ClosurePolicy { head in
+                    head.direction == .clientToServer && head.type == .request && head.properties["seq"] == "5"
+                        ? .deny(ErrorReply(code: 403, message: "not for you"), rule: "no-five") : .pass
+                }
+            }
+        })
+        let client = try await harness.connected()
+        let bulk = String(repeating: "{\"_id\":\"doc\",\"n\":12345},", count: 6_000)
+        var replies: [BLIPMessage] = []
+        for seq in 1...8 {
+            let request = BLIPMessage.request(profile: seq == 7 ? "bulk" : "echo", properties: ["seq": String(seq)],
+                                              body: body(seq == 7 ? bulk : "body \(seq)"), compressed: seq % 2 == 0)
+            replies.append(try await withTimeout { try await client.request(request) })
+        }
+        #expect(replies[4].type == .error)
+        #expect(replies[4].properties["Error-Domain"] == "HTTP" && replies[4].properties["Error-Code"] == "403")
+        #expect(String(buffer: replies[4].body) == "not for you")
+        for (index, reply) in replies.enumerated() where index != 4 {
+            #expect(reply.type == .response && reply.properties["seq"] == String(index + 1))
+        }
+        #expect(String(buffer: replies[6].body) == bulk)
+        let upstreamSaw = seen.withLockedValue { $0 }
+        #expect(upstreamSaw.map(\.number) == [1, 2, 3, 4, 5, 6, 7])
+        #expect(upstreamSaw.map(\.seq) == ["1", "2", "3", "4", "6", "7", "8"])
+
+        // The other direction, re-encoded since the injected ERR, still works both ways.
+        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let answer = try await withTimeout {
+            try await server.request(.request(profile: "changes", body: body("[]"), compressed: true))
+        }
+        #expect(answer.type == .response && String(buffer: answer.body) == "[]")
+
+        let verdict = try await harness.recorder.first { if case .verdict = $0 { true } else { false } }
+        guard case .verdict(let event) = verdict else { return }
+        #expect(event.number == 5 && event.rule == "no-five" && event.action == "deny 403" && event.profile == "echo")
+        #expect(!harness.recorder.all.contains { if case .sessionClosed = $0 { true } else { false } })
+        let replyEvents = harness.recorder.all.compactMap { event -> MessageEvent? in
+            if case .message(let message) = event, message.direction == .serverToClient, message.message.type == .response {
+                return message
+            }
+            return nil
+        }
+        // Observers see replies in the client's numbering, paired with the requests' profiles.
+        #expect(replyEvents.map(\.message.number).prefix(7) == [1, 2, 3, 4, 6, 7, 8])
+        #expect(replyEvents.allSatisfy { $0.requestProfile != nil })
+
+        try await client.close()
+        let summary = try await harness.recorder.sessionClosed()
+        #expect(summary.relayError == nil)
+        try await harness.shutdown()
+    }
+
+    @Test("a policy session that never intervenes stays byte-exact in both directions")
+    func passingPolicyIsByteExact() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let upstreamTap = try await TCPTap.start(group: group)
+        let harness = try await RelayHarness.start(relay: { configuration in
+            upstreamTap.targetPort.withLockedValue { $0 = configuration.upstream.defaultUpstream!.port }
+            configuration.upstream = .single(UpstreamURL("ws://127.0.0.1:\(upstreamTap.port)")!)
+            configuration.mediationPolicy = { _ in ClosurePolicy { _ in .pass } }
+        })
+        let clientTap = try await TCPTap.start(group: group, targetPort: harness.relayAddress.port!)
+        let client = try #require(try await harness.connect { $0.port = clientTap.port }.connection)
+        let bulk = String(repeating: "{\"_id\":\"doc\",\"n\":12345},", count: 12_000)
+        for compressed in [false, true] {
+            _ = try await withTimeout { try await client.request(.request(profile: "bulk", body: body(bulk), compressed: compressed)) }
+            _ = try await withTimeout { try await client.request(.request(profile: "note", body: body("n"), noReply: true)) }
+        }
+        try await client.close()
+        _ = try await harness.recorder.sessionClosed()
+        try await withTimeout { try await clientTap.closed.get() }
+        try await withTimeout { try await upstreamTap.closed.get() }
+        let clientSent = TCPTap.webSocketBytes(clientTap.forward.withLockedValue { $0 })
+        let upstreamGot = TCPTap.webSocketBytes(upstreamTap.forward.withLockedValue { $0 })
+        let upstreamSent = TCPTap.webSocketBytes(upstreamTap.backward.withLockedValue { $0 })
+        let clientGot = TCPTap.webSocketBytes(clientTap.backward.withLockedValue { $0 })
+        #expect(clientSent.count > 250_000)
+        #expect(RelayByteExactnessTests.firstDifference(clientSent, upstreamGot) == nil)
+        #expect(RelayByteExactnessTests.firstDifference(upstreamSent, clientGot) == nil)
+        try await harness.shutdown()
+        try await clientTap.close()
+        try await upstreamTap.close()
+        try await group.shutdownGracefully()
+    }
+}
