@@ -87,7 +87,7 @@ let package = Package(
         .executableTarget(
             name: "blipscope",
             dependencies: [
-                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication", "Gateway",
+                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication", "Gateway", "Mediation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
