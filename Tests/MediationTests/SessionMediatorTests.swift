@@ -148,4 +148,26 @@ struct SessionMediatorTests {
         #expect(link.serverReceived.first?.body.readableBytes == 480_000)
         #expect(link.clientReceived.map(\.number) == [1])
     }
+
+    @Test("the upstream's request can be denied too; the ERR copies the request's Urgent bit")
+    func denyUpstreamUrgentRequest() throws {
+        let policy = ScriptedPolicy(onHead: { head in
+            head.direction == .serverToClient && head.type == .request && head.properties["seq"] == "1"
+                ? .deny(ErrorReply(domain: "BLIP", code: 404, message: "no handler"), rule: "hide") : .pass
+        })
+        let link = MediatedLink(policy: policy)
+        link.server.send(request: .request(profile: "getAttachment", properties: ["seq": "1"], urgent: true))
+        link.server.send(request: .request(profile: "getAttachment", properties: ["seq": "2"], urgent: true))
+        try link.pump()
+        #expect(link.clientReceived.map { $0.properties["seq"] } == ["2"])
+        #expect(link.clientReceived.first?.number == 1)
+        let error = try #require(link.serverReceived.first { $0.type == .error })
+        #expect(error.number == 1 && error.isUrgent)
+        #expect(error.properties["Error-Domain"] == "BLIP" && error.properties["Error-Code"] == "404")
+        // The client answers its #1 (the server's #2); the answer reaches the server as RPY #2.
+        link.client.send(reply: .reply(to: link.clientReceived[0], body: ByteBuffer(string: "blob")))
+        try link.pump()
+        let reply = try #require(link.serverReceived.first { $0.type == .response })
+        #expect(reply.number == 2 && String(buffer: reply.body) == "blob" && reply.isUrgent)
+    }
 }

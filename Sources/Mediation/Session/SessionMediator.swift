@@ -105,6 +105,10 @@ public final class SessionMediator {
             message.isComplete = true
             try finish(message, complete, lane: lane, other: other, into: &output)
         }
+        if !message.isDone, decoded.startsMessage {
+            // Kept until done; a message forwarded whole in one frame is never stored.
+            lane.messages[key] = message
+        }
         if lane.isReencoding, let ack {
             output.sends.append(MediatedSend(direction: other.direction,
                                              payload: .bytes(BLIPFrame.ack(ack.type, number: ack.number, bytes: ack.bytes,
@@ -121,7 +125,6 @@ public final class SessionMediator {
     private func start(type: MessageType, decoded: DecodedFrame, lane: MediatedDirection,
                        other: MediatedDirection) -> MediatedMessage {
         let message = MediatedMessage(type: type, number: decoded.number, flags: decoded.flags)
-        lane.messages[MessageKey(isRequest: type == .request, number: decoded.number)] = message
         if type == .request {
             lane.gate.append(message)
         } else {
