@@ -115,4 +115,36 @@ final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
         try await upstreamTap.close()
         try await group.shutdownGracefully()
     }
+
+    @Test("a delayed request is released by the session's timer and keeps its place ahead of later requests")
+    func delayedRequestThroughSockets() async throws {
+        let seen = NIOLockedValueBox<[String]>([])
+        let harness = try await RelayHarness.start(upstream: { configuration in
+            configuration.onRequest = { request, handler in
+                seen.withLockedValue { $0.append(request.properties["seq"] ?? "") }
+                RelayHarness.echo(request, handler)
+            }
+        }, relay: { configuration in
+            configuration.mediationPolicy = { _ in
+                ClosurePolicy { head in
+                    head.type == .request && head.properties["seq"] == "1" ? .delay(.milliseconds(100), rule: "slow-first") : .pass
+                }
+            }
+        })
+        let client = try await harness.connected()
+        let first = try await client.send(.request(profile: "echo", properties: ["seq": "1"], body: body("one"), compressed: true))
+        let second = try await client.send(.request(profile: "echo", properties: ["seq": "2"], body: body("two"), compressed: true))
+        let replies = try await withTimeout { [try await first.get(), try await second.get()] }
+        #expect(replies.map { $0.properties["seq"] } == ["1", "2"])
+        #expect(replies.map { String(buffer: $0.body) } == ["one", "two"])
+        #expect(seen.withLockedValue { $0 } == ["1", "2"])
+        let verdict = try await harness.recorder.first { if case .verdict = $0 { true } else { false } }
+        if case .verdict(let event) = verdict { #expect(event.action == "delay 100ms" && event.rule == "slow-first") }
+        // Later traffic still flows through the re-encoded direction.
+        let third = try await withTimeout { try await client.request(.request(profile: "echo", properties: ["seq": "3"], compressed: true)) }
+        #expect(third.type == .response && third.properties["seq"] == "3")
+        try await client.close()
+        #expect(try await harness.recorder.sessionClosed().relayError == nil)
+        try await harness.shutdown()
+    }
 }
