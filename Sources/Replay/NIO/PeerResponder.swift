@@ -1,0 +1,60 @@
+import BLIPCore
+import BLIPNIO
+import NIOConcurrencyHelpers
+
+/// Answers the live peer's requests with the recorded replies (``PeerRequestMatcher``) and keeps
+/// notes for the report. Called on the connection's event loop; locked because the replay's
+/// task reads the notes.
+final class PeerResponder: Sendable {
+    private struct State {
+        var matcher: PeerRequestMatcher
+        var received = 0
+        var exact = 0
+        var notes: [ReplayReport.PeerRequestNote] = []
+    }
+
+    private let state: NIOLockedValueBox<State>
+    private let allowances: ReplayAllowances
+    let inbox: ReplayInbox
+
+    init(script: ReplayScript, allowances: ReplayAllowances, inbox: ReplayInbox) {
+        state = NIOLockedValueBox(State(matcher: PeerRequestMatcher(peerRequests: script.peerRequests)))
+        self.allowances = allowances
+        self.inbox = inbox
+    }
+
+    func handle(_ request: BLIPMessage, from handler: BLIPChannelHandler) {
+        let reply: BLIPMessage = state.withLockedValue { state in
+            state.received += 1
+            let profile = request.profile ?? "(no profile)"
+            guard let match = state.matcher.match(request) else {
+                state.notes.append(note(profile, request, "unmatched"))
+                return BLIPMessage.error(to: request.number, domain: "BLIP", code: 404,
+                                         message: "no recorded \(profile) request to replay")
+            }
+            if match.exact { state.exact += 1 }
+            if match.reused { state.notes.append(note(profile, request, "reused")) }
+            guard let recorded = match.recorded.recordedReply else {
+                if !request.isNoReply { state.notes.append(note(profile, request, "no recorded reply")) }
+                return BLIPMessage.reply(to: request)
+            }
+            return PeerRequestMatcher.reply(recorded, answering: request)
+        }
+        if !request.isNoReply { handler.sendReply(reply) }
+        inbox.push(.peerRequest)
+    }
+
+    private func note(_ profile: String, _ request: BLIPMessage, _ outcome: String) -> ReplayReport.PeerRequestNote {
+        ReplayReport.PeerRequestNote(profile: profile, number: request.number, outcome: outcome,
+                                     allowedBy: outcome == "unmatched" ? allowances.allowance(profile: profile, path: "unmatched") : nil)
+    }
+
+    /// Copies the counts and notes into `report`.
+    func fill(_ report: inout ReplayReport) {
+        state.withLockedValue { state in
+            report.peerRequestsReceived = state.received
+            report.peerRequestsMatchedExactly = state.exact
+            report.peerRequestNotes = state.notes
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import BLIPCore
+
+/// A request the replaying side sends, with what it waited for in the recording and the reply
+/// the recording holds for it.
+public struct ScriptedRequest: Sendable {
+    /// Position among the replaying side's requests, from 0.
+    public var index: Int
+    /// The request as recorded (its number is the recorded one; a new connection numbers afresh).
+    public var request: BLIPMessage
+    public var sentAt: Double
+    /// The recorded RPY or ERR; nil for a NoReply request or one never answered.
+    public var recordedReply: BLIPMessage?
+    public var repliedAt: Double?
+    /// Earlier requests whose replies arrived after the previous request went out and before
+    /// this one did. Together with the earlier requests' lists: every reply recorded before it.
+    public var awaitsReplies: [Int]
+    /// How many of the peer's requests had arrived before this one was sent.
+    public var awaitsPeerRequests: Int
+
+    public init(index: Int, request: BLIPMessage, sentAt: Double, recordedReply: BLIPMessage?, repliedAt: Double?,
+                awaitsReplies: [Int], awaitsPeerRequests: Int) {
+        self.index = index
+        self.request = request
+        self.sentAt = sentAt
+        self.recordedReply = recordedReply
+        self.repliedAt = repliedAt
+        self.awaitsReplies = awaitsReplies
+        self.awaitsPeerRequests = awaitsPeerRequests
+    }
+
+    public var profile: String { request.profile ?? "(no profile)" }
+    public var expectsReply: Bool { !request.isNoReply }
+}
+
+/// A request the peer sent in the recording, with the replaying side's recorded reply to it.
+public struct RecordedPeerRequest: Sendable {
+    public var index: Int
+    public var request: BLIPMessage
+    public var receivedAt: Double
+    public var recordedReply: BLIPMessage?
+
+    public init(index: Int, request: BLIPMessage, receivedAt: Double, recordedReply: BLIPMessage?) {
+        self.index = index
+        self.request = request
+        self.receivedAt = receivedAt
+        self.recordedReply = recordedReply
+    }
+
+    public var profile: String { request.profile ?? "(no profile)" }
+}
+
+/// One side's part of a captured session, ready to be played against a new peer: its requests in
+/// order with their dependencies and recorded replies, and the peer's requests with the replies
+/// to give them. Pure: built from decoded messages, no sockets.
+///
+/// Replies are paired with requests by number within their number space (wire-format reference
+/// §4.4): a RPY/ERR travelling one way answers the request with that number that travelled the
+/// other way. Messages of a number space never seen as a request are kept in ``unpairedReplies``.
+public struct ReplayScript: Sendable {
+    public var side: ReplaySide
+    public var handshake: RecordedHandshake
+    public var requests: [ScriptedRequest] = []
+    public var peerRequests: [RecordedPeerRequest] = []
+    /// Replies in the capture whose request is not in it (the capture started late or was cut).
+    public var unpairedReplies = 0
+    /// Decoding problems the capture reader reported for this session.
+    public var captureProblems: [String] = []
+
+    /// Builds the script of `side` from the session's messages in the order they completed.
+    public init(side: ReplaySide, handshake: RecordedHandshake, messages: [RecordedMessage]) {
+        self.side = side
+        self.handshake = handshake
+        let outgoing = side.outgoing
+        var ownByNumber: [MessageNumber: Int] = [:]
+        var peerByNumber: [MessageNumber: Int] = [:]
+        var answeredSinceLastSend: [Int] = []
+        for recorded in messages {
+            let message = recorded.message
+            switch (message.type, recorded.direction == outgoing) {
+            case (.request, true):
+                ownByNumber[message.number] = requests.count
+                requests.append(ScriptedRequest(
+                    index: requests.count, request: message, sentAt: recorded.time, recordedReply: nil,
+                    repliedAt: nil, awaitsReplies: answeredSinceLastSend, awaitsPeerRequests: peerRequests.count))
+                answeredSinceLastSend = []
+            case (.request, false):
+                peerByNumber[message.number] = peerRequests.count
+                peerRequests.append(RecordedPeerRequest(index: peerRequests.count, request: message,
+                                                        receivedAt: recorded.time, recordedReply: nil))
+            case (.response, false), (.error, false):
+                guard let index = ownByNumber.removeValue(forKey: message.number) else {
+                    unpairedReplies += 1
+                    continue
+                }
+                requests[index].recordedReply = message
+                requests[index].repliedAt = recorded.time
+                answeredSinceLastSend.append(index)
+            case (.response, true), (.error, true):
+                guard let index = peerByNumber.removeValue(forKey: message.number) else {
+                    unpairedReplies += 1
+                    continue
+                }
+                peerRequests[index].recordedReply = message
+            default:
+                continue
+            }
+        }
+    }
+
+    /// Requests whose recorded reply must arrive again (not NoReply, and answered in the recording).
+    public var expectedReplies: Int { requests.filter { $0.expectsReply && $0.recordedReply != nil }.count }
+}

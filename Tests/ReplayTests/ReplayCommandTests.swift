@@ -1,0 +1,102 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import Replay
+import Testing
+
+/// `blipscope replay` as a user runs it: the built executable in the client role against a
+/// server-role replay of the go-blip capture running in the test, and its exit statuses.
+@Suite struct ReplayCommandTests {
+    /// The executable next to the test bundle (the same build products directory), or in the
+    /// package's default build directory.
+    static var executable: URL? {
+        var candidates: [URL] = []
+        if let bundle = Bundle.main.executableURL?.deletingLastPathComponent() {
+            candidates += [bundle, bundle.deletingLastPathComponent()]
+        }
+        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        candidates += ["debug", "release"].map { root.appendingPathComponent(".build/\($0)") }
+        return candidates.map { $0.appendingPathComponent("blipscope") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
+    static func fixture() throws -> String {
+        try #require(Bundle.module.path(forResource: "goblip-session", ofType: "pcap", inDirectory: "Fixtures"))
+    }
+
+    /// Runs the executable without blocking a task thread; standard output goes through a file.
+    static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("replay-\(UUID().uuidString).out")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        let process = Process()
+        process.executableURL = try #require(executable, "build the blipscope executable first")
+        process.arguments = arguments
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        return (status, try String(contentsOf: output, encoding: .utf8))
+    }
+
+    @Test("client role against a replayed go-blip server: exit 0 and a JSON report that matches",
+          .enabled(if: executable != nil))
+    func matchingReplayExitsZero() async throws {
+        let fixture = try Self.fixture()
+        let script = try CapturedSession.load(path: fixture, session: nil).script(for: .server)
+        try await withLoopback { group in
+            let server = try await ReplayServer.start(script, configuration: ReplayConfiguration(), group: group)
+            let (status, output) = try await Self.run(["replay", fixture, "--target", "ws://127.0.0.1:\(server.port)/db",
+                                                       "--json", "--timeout", "60"])
+            await server.stop()
+            #expect(status == 0)
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+            #expect(json["matches"] as? Bool == true)
+            let report = try #require(json["report"] as? [String: Any])
+            #expect(report["requestsSent"] as? Int == 17)
+            #expect((report["entries"] as? [Any])?.count == 17)
+        }
+    }
+
+    @Test("a changed reply: exit 1, a DIFFERS line with the path, and --allow turns it into 0",
+          .enabled(if: executable != nil))
+    func differingReplyExitsOne() async throws {
+        let fixture = try Self.fixture()
+        var script = try CapturedSession.load(path: fixture, session: nil).script(for: .server)
+        let index = try #require(script.peerRequests.firstIndex { $0.profile == "getCheckpoint" })
+        var reply = try #require(script.peerRequests[index].recordedReply)
+        reply.properties["rev"] = "9-replayed"
+        script.peerRequests[index].recordedReply = reply
+        let modified = script
+        try await withLoopback { group in
+            let server = try await ReplayServer.start(modified, configuration: ReplayConfiguration(), group: group)
+            let target = "ws://127.0.0.1:\(server.port)/db"
+            let strict = try await Self.run(["replay", fixture, "--target", target, "--strict"])
+            let allowed = try await Self.run(["replay", fixture, "--target", target])
+            await server.stop()
+            #expect(strict.status == 1)
+            #expect(strict.output.contains("getCheckpoint"))
+            #expect(strict.output.contains("[DIFFERS]"))
+            #expect(strict.output.contains("properties.rev:"))
+            #expect(strict.output.split(separator: "\n").last?.hasPrefix("DIFFERENT:") == true)
+            // checkpoint-rev is allowed by default.
+            #expect(allowed.status == 0)
+            #expect(allowed.output.contains("(allowed: checkpoint-rev)"))
+        }
+    }
+
+    @Test("usage and connection errors: exit 2", .enabled(if: executable != nil))
+    func errorsExitTwo() async throws {
+        let fixture = try Self.fixture()
+        #expect(try await Self.run(["replay", fixture]).status == 2)
+        #expect(try await Self.run(["replay", fixture, "--target", "ws://127.0.0.1:1/db", "--serve", "127.0.0.1:0"]).status == 2)
+        #expect(try await Self.run(["replay", fixture, "--target", "ws://127.0.0.1:1/db", "--timing", "soon"]).status == 2)
+        #expect(try await Self.run(["replay", fixture, "--target", "ws://127.0.0.1:1/db", "--allow", "whatever"]).status == 2)
+        #expect(try await Self.run(["replay", "/nonexistent.pcap", "--target", "ws://127.0.0.1:1/db"]).status == 2)
+        // Nothing listens on port 1 of the loopback: the connection is refused.
+        #expect(try await Self.run(["replay", fixture, "--target", "ws://127.0.0.1:1/db"]).status == 2)
+    }
+}

@@ -1,0 +1,109 @@
+import BLIPCore
+import Foundation
+import Gateway
+import NIOCore
+import NIOPosix
+import Replay
+import Replication
+import Testing
+
+/// A replication recorded through the capturing relay, then replayed over loopback: the client
+/// side against a fresh gateway, and the server side to the embedded replicator.
+@Suite(.serialized) struct ReplayRoundTripTests {
+    @Test func clientReplayAgainstAFreshGatewayLeavesTheSameDocuments() async throws {
+        try await withLoopback { group in
+            let recording = try await RecordedReplication.record(group: group)
+            #expect(recording.result.pushedRevisions == 2)
+            #expect(recording.result.pulledRevisions == 3)
+            #expect(sameDocuments(recording.gateway, recording.local))
+
+            let fresh = try await RunningGateway.start(group: group, seed: ReplaySeeds.gateway)
+            #expect(!sameDocuments(recording.gateway, fresh.database))
+            let session = try CapturedSession.load(path: recording.capturePath, session: nil)
+            let script = session.script(for: .client)
+            #expect(script.requests.contains { $0.profile == "rev" })
+            #expect(script.peerRequests.contains { $0.profile == "getAttachment" })
+            let report = try await ReplayClient.run(script, target: fresh.url, configuration: ReplayConfiguration(), group: group)
+            try await fresh.server.stop()
+
+            #expect(report.matches, "\(report.textLines().joined(separator: "\n"))")
+            #expect(report.requestsSent == script.requests.count)
+            #expect(report.peerRequestsReceived == script.peerRequests.count)
+            #expect(report.peerRequestsMatchedExactly == script.peerRequests.count)
+            #expect(report.subprotocol == "BLIP_3+CBMobile_3")
+            #expect(report.endedEarly == nil)
+            // The pushed revisions and their attachment reached the fresh gateway as they reached the first.
+            #expect(sameDocuments(recording.gateway, fresh.database))
+            let digest = GatewayDatabase.attachmentDigest(of: Array(ReplaySeeds.attachmentText.utf8))
+            #expect(fresh.database.hasAttachment(digest: digest))
+        }
+    }
+
+    @Test func aDifferentGatewayShowsUpAsDisallowedDifferences() async throws {
+        try await withLoopback { group in
+            let recording = try await RecordedReplication.record(group: group)
+            // This gateway already has the client's first document, with other content.
+            let other = try await RunningGateway.start(group: group) { database in
+                try ReplaySeeds.gateway(database)
+                try database.put("local-1", body: ["from": .string("somebody else")])
+            }
+            let script = try CapturedSession.load(path: recording.capturePath, session: nil).script(for: .client)
+            var configuration = ReplayConfiguration()
+            configuration.stallTimeout = .seconds(5)
+            let report = try await ReplayClient.run(script, target: other.url, configuration: configuration, group: group)
+            try await other.server.stop()
+            #expect(!report.matches)
+            let differing = report.entries.filter { $0.disallowed > 0 }.map(\.profile)
+            #expect(differing.contains("proposeChanges") || differing.contains("changes") || differing.contains("rev"),
+                    "\(report.textLines().joined(separator: "\n"))")
+        }
+    }
+
+    /// An empty gateway has nothing to push: the replay waits for the recorded changes and revs,
+    /// gives up after the stall limit, and says what it was waiting for.
+    @Test func aGatewayThatSendsLessEndsTheReplayWithTheReason() async throws {
+        try await withLoopback { group in
+            let recording = try await RecordedReplication.record(group: group)
+            let empty = try await RunningGateway.start(group: group)
+            let script = try CapturedSession.load(path: recording.capturePath, session: nil).script(for: .client)
+            var configuration = ReplayConfiguration()
+            configuration.stallTimeout = .milliseconds(500)
+            let report = try await ReplayClient.run(script, target: empty.url, configuration: configuration, group: group)
+            try await empty.server.stop()
+            #expect(!report.matches)
+            #expect(report.peerRequestsReceived < script.peerRequests.count)
+            let reason = try #require(report.endedEarly)
+            #expect(reason.hasPrefix("stalled"), "\(reason)")
+            #expect(reason.contains("peer request"), "\(reason)")
+        }
+    }
+
+    @Test func serverReplayServesTheReplicatorTheSameResult() async throws {
+        try await withLoopback { group in
+            let recording = try await RecordedReplication.record(group: group)
+            let script = try CapturedSession.load(path: recording.capturePath, session: nil).script(for: .server)
+            #expect(script.requests.contains { $0.profile == "rev" })
+            let server = try await ReplayServer.start(script, configuration: ReplayConfiguration(), group: group)
+
+            let local = GatewayDatabase(name: "local")
+            try ReplaySeeds.local(local)
+            let replicator = Replicator(
+                configuration: ReplicatorConfiguration(url: "ws://127.0.0.1:\(server.port)/db", direction: .pushAndPull),
+                database: local, group: group)
+            let result = try await replicator.run()
+            var reports = server.reports.makeAsyncIterator()
+            let report = try #require(await reports.next())
+            await server.stop()
+
+            #expect(result.pulledRevisions == recording.result.pulledRevisions)
+            #expect(result.pushedRevisions == recording.result.pushedRevisions)
+            #expect(result.pulledAttachments == recording.result.pulledAttachments)
+            #expect(result.conflicts.isEmpty && result.documentErrors.isEmpty)
+            #expect(sameDocuments(recording.local, local))
+            #expect(report.side == .server)
+            #expect(report.matches, "\(report.textLines().joined(separator: "\n"))")
+            #expect(report.requestsSent == script.requests.count)
+            #expect(report.peerCloseCode == 1000)
+        }
+    }
+}
