@@ -170,4 +170,33 @@ struct SessionMediatorTests {
         let reply = try #require(link.serverReceived.first { $0.type == .response })
         #expect(reply.number == 2 && String(buffer: reply.body) == "blob" && reply.isUrgent)
     }
+
+    @Test("withheld ACKs pause the sender at 128,000 unacknowledged bytes until the hold ends, without re-encoding")
+    func withheldAcksPauseTheSender() throws {
+        final class HoldingPolicy: MediationPolicy {
+            func decide(head: MediatedHead) -> HeadDecision { .pass }
+            func decide(body: BLIPMessage, head: MediatedHead) -> BodyDecision { .pass }
+            func holdAck(_ ack: AckInfo, travelling direction: BLIPDirection) -> TimeAmount? {
+                direction == .serverToClient ? .seconds(2) : nil
+            }
+        }
+        let link = MediatedLink(policy: HoldingPolicy())
+        var random = SeededRandom(seed: 3)
+        link.client.send(request: .request(profile: "rev", properties: ["seq": "1"], body: ByteBuffer(bytes: random.bytes(400_000))))
+        try link.pump()
+        // Paused: 128,000 bytes is 8 frames of 16 KiB; the server ACKed, the relay holds the ACK.
+        #expect(link.framesSentByClient == 8)
+        #expect(link.serverReceived.isEmpty && link.acksReceivedByClient == 0)
+        #expect(link.timers.count == 2 && link.reports.map(\.action) == ["hold-ack 2s", "hold-ack 2s"])  // ACKs at 65,536 and 131,072 bytes
+        #expect(!link.mediator.isReencoding(.clientToServer) && !link.mediator.isReencoding(.serverToClient))
+        var fired = 0
+        while fired < link.timers.count {
+            try link.fire(link.timers[fired])
+            fired += 1
+            try link.pump()
+        }
+        #expect(link.serverReceived.count == 1 && link.serverReceived[0].body.readableBytes == 400_000)
+        #expect(link.clientReceived.map(\.number) == [1])
+        #expect(link.outputs.allSatisfy { $0.output.sends.allSatisfy { if case .original = $0.payload { true } else { false } } })
+    }
 }

@@ -30,7 +30,7 @@ public struct MediationReport: Sendable, Equatable {
     public var type: MessageType
     public var profile: String?
     public var rule: String?
-    /// `deny 403`, `drop`, `delay 250ms`, `replace`, `answer`, `hold`.
+    /// `deny 403`, `drop`, `delay 250ms`, `replace`, `answer`, `hold-ack 2s`.
     public var action: String
 }
 

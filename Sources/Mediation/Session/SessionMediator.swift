@@ -23,6 +23,8 @@ public final class SessionMediator {
     let policy: any MediationPolicy
     let lanes: [MediatedDirection]
     private var timers: [UInt64: (direction: BLIPDirection, key: MessageKey)] = [:]
+    /// ACK frames held by ``MediationPolicy/holdAck(_:travelling:)``, by timer token.
+    private var heldAcks: [UInt64: MediatedSend] = [:]
     private var nextToken: UInt64 = 0
     private let allocator = ByteBufferAllocator()
 
@@ -45,10 +47,10 @@ public final class SessionMediator {
         var output = MediatorOutput()
         var decoded = try lane.decoder.receive(bytes)
         switch decoded.outcome {
-        case .ack:
+        case .ack(let ack):
             // An ACK counts bytes of a message travelling the other way: valid only while that
             // direction is forwarded unchanged.
-            if !other.isReencoding { output.sends.append(MediatedSend(direction: direction, payload: .original)) }
+            if !other.isReencoding { sendAck(ack, travelling: direction, original: bytes, into: &output) }
         case .ignored:
             if !lane.isReencoding {
                 output.sends.append(MediatedSend(direction: direction, payload: .original))
@@ -66,12 +68,34 @@ public final class SessionMediator {
     /// A timer from ``MediatorOutput/timers`` fired: the delayed message goes on.
     public func timerFired(_ token: UInt64, now: NIODeadline = .now()) throws(BLIPError) -> MediatorOutput {
         var output = MediatorOutput()
+        if let ack = heldAcks.removeValue(forKey: token) {
+            output.sends.append(ack)
+            return output
+        }
         guard let (direction, key) = timers.removeValue(forKey: token),
               let message = lanes[direction.rawValue].messages[key] else { return output }
         let lane = lanes[direction.rawValue]
         message.disposition = .forward
         try release(message, lane: lane, into: &output)
         return output
+    }
+
+    /// Sends an ACK (the received one, or one of the relay's own when `original` is nil), or holds
+    /// it when the policy withholds ACKs.
+    private func sendAck(_ ack: AckInfo, travelling direction: BLIPDirection, original: ByteBuffer?,
+                         into output: inout MediatorOutput) {
+        guard let delay = policy.holdAck(ack, travelling: direction) else {
+            output.sends.append(MediatedSend(direction: direction, payload: original == nil
+                ? .bytes(BLIPFrame.ack(ack.type, number: ack.number, bytes: ack.bytes, allocator: allocator)) : .original))
+            return
+        }
+        nextToken += 1
+        heldAcks[nextToken] = MediatedSend(direction: direction,
+                                           payload: .bytes(BLIPFrame.ack(ack.type, number: ack.number, bytes: ack.bytes,
+                                                                         allocator: allocator)))
+        output.timers.append(MediationTimer(token: nextToken, delay: delay))
+        output.reports.append(MediationReport(direction: direction, number: ack.number, type: ack.type, profile: nil,
+                                              rule: nil, action: "hold-ack \(Self.describe(delay))"))
     }
 
     // MARK: frames
@@ -109,11 +133,7 @@ public final class SessionMediator {
             // Kept until done; a message forwarded whole in one frame is never stored.
             lane.messages[key] = message
         }
-        if lane.isReencoding, let ack {
-            output.sends.append(MediatedSend(direction: other.direction,
-                                             payload: .bytes(BLIPFrame.ack(ack.type, number: ack.number, bytes: ack.bytes,
-                                                                           allocator: allocator))))
-        }
+        if lane.isReencoding, let ack { sendAck(ack, travelling: other.direction, original: nil, into: &output) }
         if !message.isRequest, let number = message.forwardedNumber {
             // Observers pair replies with requests in the requester's numbering.
             decoded.number = number

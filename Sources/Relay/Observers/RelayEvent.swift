@@ -75,14 +75,16 @@ public struct VerdictEvent: Sendable {
     public var profile: String?
     /// The rule that decided, when the policy named it.
     public var rule: String?
-    /// What was done: `deny 403`, `drop`, `delay 250ms`, `replace`, `answer`.
+    /// What was done: `deny 403`, `drop`, `delay 250ms`, `replace`, `answer`, `hold-ack 2s`.
     public var action: String
 
-    /// The action as a metric label: `deny`, `drop`, `delay` or `modify` (replace, answer).
+    /// The action as a metric label: `deny`, `drop`, `delay`, `fault` (a withheld ACK) or
+    /// `modify` (replace, answer).
     public var metricAction: String {
         let verb = action.prefix { $0 != " " }
         switch verb {
         case "deny", "drop", "delay": return String(verb)
+        case "hold-ack": return "fault"
         default: return "modify"
         }
     }
