@@ -147,4 +147,42 @@ final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
         #expect(try await harness.recorder.sessionClosed().relayError == nil)
         try await harness.shutdown()
     }
+
+    @Test("the upstream's changes list is filtered by document ID and the client's reply is mapped back to full positions")
+    func filteredChangesThroughSockets() async throws {
+        final class HideDocs: MediationPolicy, @unchecked Sendable {
+            func decide(head: MediatedHead) -> HeadDecision {
+                head.type == .request && ChangesFilter.Kind(profile: head.profile) != nil ? .awaitBody(rule: "hide-b") : .pass
+            }
+            func decide(body: BLIPMessage, head: MediatedHead) -> BodyDecision {
+                ChangesFilter.decision(for: body, rule: "hide-b") { $0 != "b" }
+            }
+        }
+        let clientSaw = NIOLockedValueBox<[String]>([])
+        let harness = try await RelayHarness.start(relay: { $0.mediationPolicy = { _ in HideDocs() } })
+        let outcome = try await harness.connect { configuration in
+            configuration.onRequest = { request, handler in
+                clientSaw.withLockedValue { $0.append(String(buffer: request.body)) }
+                // The client wants the first entry it was shown (no known ancestors) and not the second.
+                handler.sendReply(.reply(to: request, body: body("[[]]"), compressed: true))
+            }
+        }
+        let client = try #require(outcome.connection)
+        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let changes = #"[[11,"a","1-a"],[12,"b","1-b"],[13,"c","2-c"]]"#
+        let reply = try await withTimeout { try await server.request(.request(profile: "changes", body: body(changes), compressed: true)) }
+        #expect(clientSaw.withLockedValue { $0 } == [#"[[11,"a","1-a"],[13,"c","2-c"]]"#])
+        #expect(reply.type == .response && String(buffer: reply.body) == "[[]]")
+        // Positions: a wanted, b (hidden) not wanted, c not wanted (trailing zeros omitted).
+        let second = try await withTimeout {
+            try await server.request(.request(profile: "changes", body: body(#"[[14,"b","2-b"],[15,"d","1-d"]]"#), compressed: true))
+        }
+        #expect(String(buffer: second.body) == "[0,[]]")
+        let caughtUp = try await withTimeout { try await server.request(.request(profile: "changes", body: body(#"[[16,"b","3-b"]]"#))) }
+        #expect(String(buffer: caughtUp.body) == "[]")
+        #expect(clientSaw.withLockedValue { $0.count } == 2)
+        try await client.close()
+        #expect(try await harness.recorder.sessionClosed().relayError == nil)
+        try await harness.shutdown()
+    }
 }
