@@ -1,9 +1,11 @@
 import BLIPCore
 import BLIPNIO
+import Logging
 import Mediation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import Prometheus
 import Testing
 @testable import Relay
 
@@ -183,6 +185,30 @@ final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
         #expect(clientSaw.withLockedValue { $0.count } == 2)
         try await client.close()
         #expect(try await harness.recorder.sessionClosed().relayError == nil)
+        try await harness.shutdown()
+    }
+
+    @Test("a verdict becomes a log line and a policy-verdict metric")
+    func verdictIsLoggedAndCounted() async throws {
+        let registry = PrometheusCollectorRegistry()
+        let metrics = MetricsObserver(metrics: RelayMetrics(userLabels: false, factory: PrometheusMetricsFactory(registry: registry)))
+        let lines = RelayLoggingTests.LineCollector(level: .info)
+        let logging = LoggingObserver(logger: Logger(label: "verdicts") { _ in lines })
+        let harness = try await RelayHarness.start(relay: { configuration in
+            configuration.mediationPolicy = { _ in DenyProfilesPolicy(profiles: ["secret"]) }
+        }, observers: [metrics, logging])
+        let client = try await harness.connected()
+        let denied = try await withTimeout { try await client.request(.request(profile: "secret", body: body("x"))) }
+        #expect(denied.type == .error && denied.properties["Error-Code"] == "403")
+        let passed = try await withTimeout { try await client.request(.request(profile: "echo", body: body("y"))) }
+        #expect(passed.type == .response && String(buffer: passed.body) == "y")
+        try await client.close()
+        _ = try await harness.recorder.sessionClosed()
+        let line = try #require(lines.all.first { $0.contains("event=verdict") })
+        #expect(line.contains("dir=C→U") && line.contains("type=MSG") && line.contains("number=1"))
+        #expect(line.contains("profile=secret") && line.contains(#"action="deny 403""#))
+        let scrape = String(decoding: registry.emitToBuffer(), as: UTF8.self)
+        #expect(MetricsFixture.value(#"blipscope_policy_verdicts_total{rule="deny-profile secret",action="deny"}"#, in: scrape) == 1)
         try await harness.shutdown()
     }
 }
