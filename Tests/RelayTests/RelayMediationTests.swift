@@ -34,7 +34,8 @@ final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
         }, relay: { configuration in
             configuration.mediationPolicy = { _ in
                 ClosurePolicy { head in
-                    head.direction == .clientToServer && head.type == .request && head.properties["seq"] == "5"
+                    head.direction == .clientToServer && head.type == .request
+                        && ["5", "deny-me"].contains(head.properties["seq"] ?? "")
                         ? .deny(ErrorReply(code: 403, message: "not for you"), rule: "no-five") : .pass
                 }
             }
@@ -54,7 +55,7 @@ final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
             #expect(reply.type == .response && reply.properties["seq"] == String(index + 1))
         }
         #expect(String(buffer: replies[6].body) == bulk)
-        let upstreamSaw = seen.withLockedValue { $0 }
+        let upstreamSaw = seen.withLockedValue { $0 }.prefix(7)
         #expect(upstreamSaw.map(\.number) == [1, 2, 3, 4, 5, 6, 7])
         #expect(upstreamSaw.map(\.seq) == ["1", "2", "3", "4", "6", "7", "8"])
 
@@ -64,6 +65,17 @@ final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
             try await server.request(.request(profile: "changes", body: body("[]"), compressed: true))
         }
         #expect(answer.type == .response && String(buffer: answer.body) == "[]")
+
+        // A denied compressed multi-frame request in the middle of compressed traffic: the relay
+        // re-deflates what follows, and the upstream still inflates and verifies every frame.
+        let denied = try await client.send(.request(profile: "bulk", properties: ["seq": "deny-me"], body: body(bulk),
+                                                    compressed: true))
+        let after = try await client.send(.request(profile: "bulk", properties: ["seq": "9"], body: body(bulk + "!"),
+                                                   compressed: true))
+        let (deniedReply, afterReply) = try await withTimeout { (try await denied.get(), try await after.get()) }
+        #expect(deniedReply.type == .error && afterReply.type == .response)
+        #expect(String(buffer: afterReply.body) == bulk + "!" && afterReply.properties["seq"] == "9")
+        #expect(seen.withLockedValue { $0.map(\.number) }.last == 8)
 
         let verdict = try await harness.recorder.first { if case .verdict = $0 { true } else { false } }
         guard case .verdict(let event) = verdict else { return }
