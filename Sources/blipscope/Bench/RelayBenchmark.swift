@@ -16,6 +16,9 @@ struct RelayBenchmark {
     /// The relay runs with `--deny-profile` ``deniedProfile``; each relayed connection first sends
     /// one such request (answered by the relay with an ERR), so both directions are re-encoded.
     var mediate = false
+    /// With ``mediate``: deny a compressed request, so the relay re-deflates every later
+    /// compressed frame from the client (the costlier re-encoding).
+    var denyCompressed = false
     static let deniedProfile = "bench-denied"
     var logFile = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-bench-relay.log").path
 
@@ -107,7 +110,8 @@ struct RelayBenchmark {
                          group: EventLoopGroup, denyFirst: Bool = false) async throws -> Throughput {
         let connection = try await BenchPeers.connect(port: port, group: group)
         if denyFirst {
-            let answer = try await connection.request(.request(profile: Self.deniedProfile, body: ByteBuffer(string: "x")))
+            let answer = try await connection.request(.request(profile: Self.deniedProfile, body: ByteBuffer(string: "x"),
+                                                               compressed: denyCompressed))
             guard answer.type == .error else { throw BenchError("--mediate: the relay did not deny the first request") }
         }
         // Warm up the connection (codecs, buffers) before timing.
