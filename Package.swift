@@ -30,6 +30,10 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
         .target(
+            name: "Mediation",
+            dependencies: ["BLIPCore", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .target(
             name: "Replication",
             dependencies: ["BLIPCore", .product(name: "NIOCore", package: "swift-nio")]
         ),
@@ -55,7 +59,7 @@ let package = Package(
         .target(
             name: "Relay",
             dependencies: [
-                "BLIPCore", "BLIPNIO", "Replication", "Capture",
+                "BLIPCore", "BLIPNIO", "Replication", "Capture", "Mediation",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -93,7 +97,7 @@ let package = Package(
         .executableTarget(
             name: "blipscope",
             dependencies: [
-                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication", "Gateway", "Replay",
+                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication", "Gateway", "Replay", "Mediation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -110,6 +114,11 @@ let package = Package(
         .testTarget(
             name: "BLIPCoreTests",
             dependencies: ["BLIPCore", "BLIPTestSupport"]
+        ),
+        .testTarget(
+            name: "MediationTests",
+            dependencies: ["Mediation", "BLIPCore", "BLIPTestSupport",
+                           .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
             name: "ReplicationTests",

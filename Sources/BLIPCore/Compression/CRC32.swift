@@ -8,6 +8,10 @@ public struct RunningChecksum: Sendable, Equatable {
 
     public init() {}
 
+    /// Resumes a running CRC from `value`: a relay that starts re-encoding a direction continues
+    /// from the CRC the receiver has already accumulated (§2.4).
+    public init(value: UInt32) { self.value = value }
+
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         value = UInt32(truncatingIfNeeded: crc32(uLong(value), base.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))

@@ -11,6 +11,28 @@ public final class OutboundCodec {
         self.compressionLevel = compressionLevel
     }
 
+    /// A codec whose running CRC continues from `checksum` (§2.4) and whose deflater, created on
+    /// first use, starts a new raw-deflate stream: legal after any sync-flush boundary (§3.2, §3.3).
+    /// A relay takes over a direction with it.
+    public init(compressionLevel: Int32 = BLIPLimits.default.compressionLevel, resumingChecksum checksum: UInt32) {
+        self.compressionLevel = compressionLevel
+        self.checksum = RunningChecksum(value: checksum)
+    }
+
+    /// Writes a frame whose payload is already on the wire form: `wirePayload` (deflated by the
+    /// original sender when the Compressed flag is set) is copied as is, while the running CRC
+    /// advances over `chunk`, the uncompressed bytes it carries. The deflater is not touched, so
+    /// this is only valid while the receiver's inflater has seen exactly the sender's compressed
+    /// frames (§3.2).
+    public func encodeFrame(number: MessageNumber, flags: FrameFlags, wirePayload: ByteBuffer, chunk: ByteBuffer,
+                            into output: inout ByteBuffer) {
+        precondition(flags.type?.isAck != true, "ACK frames bypass the codec")
+        BLIPFrame.writeHeader(number: number, flags: flags, to: &output)
+        output.writeImmutableBuffer(wirePayload)
+        checksum.update(chunk)
+        output.writeInteger(checksum.value, endianness: .big)
+    }
+
     /// Writes a complete non-ACK frame (header, payload, running checksum) to `output`. The
     /// frame's chunk of the message stream is `first` followed by `second` (either may be empty),
     /// so a sender can frame the properties and the body without joining them first.

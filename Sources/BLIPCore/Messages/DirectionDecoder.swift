@@ -28,6 +28,11 @@ public struct DecodedFrame: Sendable {
     public var message: BLIPMessage?
     /// The ACK the receiver should now send for this message (§5), if any.
     public var ackToSend: AckInfo?
+    /// Only when the decoder ``DirectionDecoder/exposesPayloads``: the frame's uncompressed
+    /// payload (its slice of the message stream, §2.4) and its payload as sent. Both share storage
+    /// with the decoder's buffers: copy them to keep them beyond the next frame.
+    public var payload: ByteBuffer?
+    public var wirePayload: ByteBuffer?
 }
 
 /// The receiving side of one direction of a BLIP connection: frame parsing, the inflater and
@@ -46,6 +51,10 @@ public final class DirectionDecoder {
     private var partialReplies: [MessageNumber: PartialMessage] = [:]
     private var awaitingReplies: Set<MessageNumber> = []
     private var highestAwaitedReply: MessageNumber = 0
+    /// When true, each ``DecodedFrame`` carries ``DecodedFrame/payload`` and
+    /// ``DecodedFrame/wirePayload`` (a relay that re-encodes needs them). Off by default: the
+    /// plain decode path does no extra work.
+    public var exposesPayloads = false
 
     public init(limits: BLIPLimits = .default) {
         self.limits = limits
@@ -96,6 +105,7 @@ public final class DirectionDecoder {
                 // A whole message in one frame, the common case: no assembly state at all.
                 let stream = try codec.decode(frame)
                 result.payloadBytes = stream.readableBytes
+                if exposesPayloads { result.payload = stream; result.wirePayload = frame.payload }
                 result.message = try BLIPMessage(decoding: stream, type: type, number: frame.number, flags: frame.flags,
                                                  frameCount: 1, wirePayloadBytes: frame.payload.readableBytes, limits: limits)
                 return result
@@ -106,15 +116,20 @@ public final class DirectionDecoder {
         case .orphanReply(let error):
             var scratch = ByteBuffer()
             result.payloadBytes = try codec.decode(frame, appendingTo: &scratch)
+            if exposesPayloads { result.payload = scratch; result.wirePayload = frame.payload }
             result.outcome = .ignored(error)
             return result
         }
         if partial.frameCount == 0 {
             partial.stream = try codec.decode(frame)
             result.payloadBytes = partial.stream.readableBytes
+            if exposesPayloads { result.payload = partial.stream }
         } else {
+            let start = partial.stream.writerIndex
             result.payloadBytes = try codec.decode(frame, appendingTo: &partial.stream)
+            if exposesPayloads { result.payload = partial.stream.getSlice(at: start, length: result.payloadBytes) }
         }
+        if exposesPayloads { result.wirePayload = frame.payload }
         try partial.add(frame: frame, limits: limits)
         if frame.flags.hasMoreComing {
             result.head = try partial.takeHeadIfComplete(maxPropertiesSize: limits.maxPropertiesSize)

@@ -1,5 +1,6 @@
 import BLIPCore
 import BLIPNIO
+import Mediation
 import NIOCore
 
 /// Everything `blipscope relay` can be told, as a plain value with defaults. The CLI maps its
@@ -33,6 +34,13 @@ public struct RelayConfiguration: Sendable {
     public var redactBodies = false
     /// Buffer, frame and decoder limits.
     public var limits = RelayLimits()
+    /// Makes each session's mediation policy (nil for a session the relay only forwards). Nil here,
+    /// the default: every session is pass-through, byte for byte, with no decoding before forwarding.
+    /// With a policy the relay decodes each frame before forwarding it and re-encodes a direction
+    /// from its first intervention on (ARCHITECTURE.md "The one protocol fact").
+    public var mediationPolicy: (@Sendable (SessionInfo) -> (any MediationPolicy)?)? = nil
+    /// Limits of mediating sessions (frame size of the relay's own frames, deflate level).
+    public var mediationLimits = MediationLimits()
     /// Event loop threads when the relay makes its own group (``RelayServer`` callers may pass one).
     public var eventLoopThreads = System.coreCount
 

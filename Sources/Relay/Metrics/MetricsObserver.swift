@@ -50,6 +50,8 @@ public final class MetricsObserver: RelayObserver, Sendable {
             }
         case .sessionClosed(let summary):
             closed(summary)
+        case .verdict(let verdict):
+            metrics.verdict(rule: verdict.rule ?? "unnamed", action: verdict.metricAction)
         default:
             break
         }

@@ -132,6 +132,12 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
                 $0.readHolds += capture.readHolds
             }
             flusher.close(capture)
+        case .verdict(let verdict):
+            guard let capture = capture(verdict.sessionID) else { return }
+            let reason = [verdict.rule.map { "rule \($0)" }, verdict.profile.map { "\(verdict.type) \($0)" }]
+                .compactMap { $0 }.joined(separator: ", ")
+            record(.verdict(.init(time: .now(), direction: verdict.direction, number: verdict.number,
+                                  action: verdict.action, reason: reason)), in: capture)
         case .sessionOpened, .handshakeRefused, .ack, .flowControl:
             break
         }

@@ -152,6 +152,13 @@ struct LogLine {
                 ("type", .text(ack.type.description)), ("number", .int(Int(ack.number))), ("bytes", .int(Int(ack.bytes)))])
     }
 
+    func verdict(_ verdict: VerdictEvent) -> String {
+        fields([("event", .text("verdict")), ("session", .int(Int(verdict.sessionID))), ("dir", .text(verdict.direction.arrow)),
+                ("type", .text(verdict.type.description)), ("number", .int(Int(verdict.number))),
+                ("profile", verdict.profile.map { .text($0) } ?? .null), ("rule", verdict.rule.map { .text($0) } ?? .null),
+                ("action", .text(verdict.action))])
+    }
+
     func flow(_ id: UInt64, _ direction: BLIPDirection, _ paused: Bool) -> String {
         fields([("event", .text(paused ? "read-paused" : "read-resumed")), ("session", .int(Int(id))),
                 ("dir", .text(direction.arrow))])

@@ -53,6 +53,8 @@ public struct LoggingObserver: RelayObserver {
             logger.debug("\(line.ack(id, direction, ack))")
         case .flowControl(let id, let direction, let paused):
             logger.debug("\(line.flow(id, direction, paused))")
+        case .verdict(let verdict):
+            logger.info("\(line.verdict(verdict))")
         }
     }
 }

@@ -58,6 +58,36 @@ public enum RelayEvent: Sendable {
     case flowControl(sessionID: UInt64, direction: BLIPDirection, paused: Bool)
     /// Both connections are closed.
     case sessionClosed(SessionSummary)
+    /// The session's mediation policy intervened in a message (denied, dropped, delayed, replaced
+    /// or answered it).
+    case verdict(VerdictEvent)
+}
+
+/// One intervention of a session's mediation policy.
+public struct VerdictEvent: Sendable {
+    public var sessionID: UInt64
+    /// The way the message travelled.
+    public var direction: BLIPDirection
+    /// Its number as its sender gave it (a reply: its requester's number).
+    public var number: MessageNumber
+    public var type: MessageType
+    /// The request's profile (a reply: the profile of the request it answers).
+    public var profile: String?
+    /// The rule that decided, when the policy named it.
+    public var rule: String?
+    /// What was done: `deny 403`, `drop`, `delay 250ms`, `replace`, `answer`, `hold-ack 2s`.
+    public var action: String
+
+    /// The action as a metric label: `deny`, `drop`, `delay`, `fault` (a withheld ACK) or
+    /// `modify` (replace, answer).
+    public var metricAction: String {
+        let verb = action.prefix { $0 != " " }
+        switch verb {
+        case "deny", "drop", "delay": return String(verb)
+        case "hold-ack": return "fault"
+        default: return "modify"
+        }
+    }
 }
 
 public struct HandshakeRefusal: Sendable {

@@ -10,9 +10,8 @@ import NIOWebSocket
 /// hop it came from and PONG is dropped (keep-alive is per hop, wire-format reference §1.1);
 /// CLOSE goes to the session, which passes it on.
 ///
-/// Where interventions will slot in: ``forward(_:to:)`` becomes "decode first, take the policy's
-/// verdict, then forward raw or re-encode" once ``MessageNumberMap/isIdentity(_:)`` turns false or
-/// a policy asks to hold a message.
+/// A mediating session (one with a ``SessionMediator``) decodes first and then uses
+/// ``forward(_:to:)`` for frames left unchanged and ``send(blipFrame:to:)`` for frames it built.
 final class DirectionPump {
     let direction: BLIPDirection
     private let maxMessageSize: Int
@@ -49,6 +48,17 @@ final class DirectionPump {
             send(payload, to: destination)
         }
         return headerLength + length
+    }
+
+    /// Writes a BLIP frame the relay built (a mediating session's re-encoded or injected frame)
+    /// as one WebSocket binary message, masked toward the upstream (the relay is its client).
+    /// Returns the bytes written.
+    @discardableResult
+    func send(blipFrame: ByteBuffer, to destination: HopHandler?) -> Int {
+        let bytes = RawFrame.make(opcode: .binary, payload: blipFrame, masked: direction == .clientToServer,
+                                  allocator: allocator)
+        send(bytes, to: destination)
+        return bytes.readableBytes
     }
 
     private func send(_ bytes: ByteBuffer, to destination: HopHandler?) {

@@ -1,12 +1,14 @@
 import BLIPCore
 import BLIPNIO
+import Mediation
 import NIOCore
 import NIOHTTP1
 import NIOWebSocket
 import Replication
 
 /// One client's session: the client hop, the upstream hop, a ``DirectionPump`` per direction,
-/// the ``MessageNumberMap``, the decoding ``SessionInspector`` and the observers.
+/// the decoding ``SessionInspector``, the observers, and, when the configuration gives the session
+/// a mediation policy, its ``SessionMediator`` (see `RelaySession+Mediation.swift`).
 ///
 /// Closing (wire-format reference §7): a CLOSE from either side is passed on unchanged; once both
 /// sides have sent one, both connections are closed. A TCP drop without CLOSE on one side drops
@@ -19,12 +21,15 @@ import Replication
 final class RelaySession: @unchecked Sendable {
     private(set) var info: SessionInfo
     let eventLoop: EventLoop
-    private let configuration: RelayConfiguration
-    private let observers: ObserverSet
-    private let pumps: [DirectionPump]
-    private let inspector: SessionInspector
-    private var numberMap = MessageNumberMap()
-    private var hops: [HopHandler?] = [nil, nil]
+    let configuration: RelayConfiguration
+    let observers: ObserverSet
+    let pumps: [DirectionPump]
+    let inspector: SessionInspector
+    /// Set when the configuration gave this session a policy: frames are then decoded before they
+    /// are forwarded, and the mediator decides what leaves.
+    let mediator: SessionMediator?
+    var mediationTimers: [UInt64: Scheduled<Void>] = [:]
+    private(set) var hops: [HopHandler?] = [nil, nil]
     private var channels: [Channel?] = [nil, nil]
     private var closes: [WebSocketClose?] = [nil, nil]
     private var closeSent = [false, false]
@@ -33,7 +38,7 @@ final class RelaySession: @unchecked Sendable {
     private var relayError: RelayError?
     private var closeTimer: Scheduled<Void>?
     private var finished = false
-    private(set) var statistics = SessionStatistics()
+    var statistics = SessionStatistics()
     private var finishedCallbacks: [() -> Void] = []
     /// Held ``SessionReadGate``s: while above zero neither hop reads (capture back-pressure).
     private var readHolds = 0
@@ -51,7 +56,15 @@ final class RelaySession: @unchecked Sendable {
         let size = configuration.limits.maxWebSocketMessageSize
         pumps = [DirectionPump(direction: .clientToServer, maxMessageSize: size, allocator: allocator),
                  DirectionPump(direction: .serverToClient, maxMessageSize: size, allocator: allocator)]
-        inspector = SessionInspector(sessionID: info.id, limits: configuration.limits, observers: observers)
+        if let policy = configuration.mediationPolicy?(info) {
+            var limits = configuration.mediationLimits
+            limits.decoder = configuration.limits.decoder
+            mediator = SessionMediator(policy: policy, limits: limits)
+        } else {
+            mediator = nil
+        }
+        inspector = SessionInspector(sessionID: info.id, limits: configuration.limits, observers: observers,
+                                     decodes: mediator == nil)
         statistics.sessionID = info.id
         channels[HopHandler.Side.client.rawValue] = clientChannel
     }
@@ -92,7 +105,7 @@ final class RelaySession: @unchecked Sendable {
         for channel in channels { channel?.close(promise: nil) }
     }
 
-    private func partner(of hop: HopHandler) -> HopHandler? { hops[1 - hop.side.rawValue] }
+    func partner(of hop: HopHandler) -> HopHandler? { hops[1 - hop.side.rawValue] }
 
     // MARK: flow control
 
@@ -135,6 +148,10 @@ final class RelaySession: @unchecked Sendable {
         case .connectionClose:
             closeReceived(frame, on: hop)
         default:
+            if mediator != nil {
+                mediate(frame, on: hop)
+                return
+            }
             let written = pump.forward(frame, to: partner(of: hop))
             statistics.framesForwarded[direction.rawValue] += 1
             statistics.bytesForwarded[direction.rawValue] += written
@@ -259,6 +276,8 @@ final class RelaySession: @unchecked Sendable {
         finished = true
         closeTimer?.cancel()
         closeTimer = nil
+        for timer in mediationTimers.values { timer.cancel() }
+        mediationTimers.removeAll()
         for hop in hops { hop?.session = nil }
         if opened, observers.wants(.sessions) {
             var summary = SessionSummary(info: info, clientClose: closes[0], upstreamClose: closes[1],

@@ -37,11 +37,11 @@ final class SessionInspector {
         var started: NIODeadline
     }
 
-    init(sessionID: UInt64, limits: RelayLimits, observers: ObserverSet) {
+    init(sessionID: UInt64, limits: RelayLimits, observers: ObserverSet, decodes: Bool = true) {
         self.sessionID = sessionID
         self.limits = limits
         self.observers = observers
-        self.decoder = ConnectionDecoder(limits: limits.decoder)
+        self.decoder = decodes ? ConnectionDecoder(limits: limits.decoder) : nil
     }
 
     var isDecoding: Bool { decoder != nil }
@@ -57,6 +57,19 @@ final class SessionInspector {
             emitUndecoded(bytes, direction: direction)
             return fail(RelayError(.decodeFailed(error, direction)), direction: direction, statistics: &statistics)
         }
+        return record(decoded, bytes: bytes, direction: direction, statistics: &statistics)
+    }
+
+    /// Takes a frame someone else already decoded (a mediating session's ``SessionMediator``
+    /// decodes every frame once, before forwarding) and turns it into events, as ``inspect(_:direction:statistics:)``
+    /// does. `bytes` is the BLIP frame as received. Never fails: the decoder's budget is the mediator's.
+    func inspect(decoded: DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
+                 statistics: inout SessionStatistics) {
+        _ = record(decoded, bytes: bytes, direction: direction, statistics: &statistics, enforcesBudget: false)
+    }
+
+    private func record(_ decoded: DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
+                        statistics: inout SessionStatistics, enforcesBudget: Bool = true) -> RelayError? {
         if observers.wants(.frames) || observers.wants(.frameBytes) {
             var ack: AckInfo?
             if case .ack(let info) = decoded.outcome { ack = info }
@@ -86,7 +99,7 @@ final class SessionInspector {
             statistics.messagesDecoded[direction.rawValue] += 1
             complete(message, direction: direction)
         }
-        if inProgressTotal > limits.maxDecoderBytesInProgress {
+        if enforcesBudget, inProgressTotal > limits.maxDecoderBytesInProgress {
             return fail(RelayError(.decoderBudgetExceeded(limits.maxDecoderBytesInProgress)),
                         direction: direction, statistics: &statistics)
         }

@@ -13,6 +13,13 @@ struct RelayBenchmark {
     var relayArguments: [String] = []
     /// Also run every workload through Debian's nginx as a blind WebSocket proxy (``NginxProcess``).
     var nginx = false
+    /// The relay runs with `--deny-profile` ``deniedProfile``; each relayed connection first sends
+    /// one such request (answered by the relay with an ERR), so both directions are re-encoded.
+    var mediate = false
+    /// With ``mediate``: deny a compressed request, so the relay re-deflates every later
+    /// compressed frame from the client (the costlier re-encoding).
+    var denyCompressed = false
+    static let deniedProfile = "bench-denied"
     var logFile = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-bench-relay.log").path
 
     struct Throughput {
@@ -41,7 +48,8 @@ struct RelayBenchmark {
         for (name, request, total, inFlight) in workloads where only.contains(name.first!) {
             let direct = try await measure(port: upstreamPort, request: request, count: total, inFlight: inFlight, group: group)
             let cpuBefore = relay.cpuSeconds
-            let relayed = try await measure(port: relay.port, request: request, count: total, inFlight: inFlight, group: group)
+            let relayed = try await measure(port: relay.port, request: request, count: total, inFlight: inFlight, group: group,
+                                            denyFirst: mediate)
             let cpu = relay.cpuSeconds - cpuBefore
             let directRate = Double(total) / direct.seconds
             let relayRate = Double(total) / relayed.seconds
@@ -99,8 +107,13 @@ struct RelayBenchmark {
     private func count(_ base: Int) -> Int { max(1, Int(Double(base) * scale)) }
 
     private func measure(port: Int, request: BLIPMessage, count: Int, inFlight: Int,
-                         group: EventLoopGroup) async throws -> Throughput {
+                         group: EventLoopGroup, denyFirst: Bool = false) async throws -> Throughput {
         let connection = try await BenchPeers.connect(port: port, group: group)
+        if denyFirst {
+            let answer = try await connection.request(.request(profile: Self.deniedProfile, body: ByteBuffer(string: "x"),
+                                                               compressed: denyCompressed))
+            guard answer.type == .error else { throw BenchError("--mediate: the relay did not deny the first request") }
+        }
         // Warm up the connection (codecs, buffers) before timing.
         _ = try await BenchPeers.run(connection, request: request, count: min(count, 50), inFlight: inFlight)
         let start = DispatchTime.now().uptimeNanoseconds

@@ -52,11 +52,19 @@ struct RelayBench: AsyncParsableCommand {
     @Flag(help: "Also run the workloads through Debian's nginx as a blind WebSocket proxy, for comparison.")
     var nginx = false
 
+    @Flag(help: "Mediate: the relay denies one request at the start of each session, so both directions are re-encoded (renumbered, CRC recomputed) from then on.")
+    var mediate = false
+
+    @Flag(help: "With --mediate: the denied request is compressed, so the relay also re-deflates every later compressed frame from the client.")
+    var redeflate = false
+
     func run() async throws {
         var arguments = metrics ? ["--admin", "127.0.0.1:0"] : []
         let captureDirectory = capture ? CaptureBenchReport.makeDirectory() : nil
         if let captureDirectory { arguments += ["--capture", captureDirectory] }
-        try await RelayBenchmark(scale: scale, only: Set(only.uppercased()), relayArguments: arguments, nginx: nginx).run()
+        if mediate || redeflate { arguments += ["--deny-profile", RelayBenchmark.deniedProfile] }
+        try await RelayBenchmark(scale: scale, only: Set(only.uppercased()), relayArguments: arguments, nginx: nginx,
+                                 mediate: mediate || redeflate, denyCompressed: redeflate).run()
         if let captureDirectory { try CaptureBenchReport(directory: captureDirectory).print() }
     }
 }

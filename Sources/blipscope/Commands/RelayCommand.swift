@@ -1,6 +1,7 @@
 import ArgumentParser
 import BLIPNIO
 import Logging
+import Mediation
 import NIOCore
 import NIOPosix
 import Relay
@@ -84,6 +85,9 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: "Write every session's client leg (plaintext, with the HTTP upgrade) into this pcap file for Wireshark.")
     var pcap: String?
 
+    @Option(help: "Deny every request with this Profile, either way (repeatable): the relay answers HTTP 403 itself and re-encodes the session from then on.")
+    var denyProfile: [String] = []
+
     func run() async throws {
         let configuration = try makeConfiguration()
         let sink = try logFile.map(LineLogHandler.Sink.appending) ?? .standardOutput
@@ -129,6 +133,10 @@ struct RelayCommand: AsyncParsableCommand {
         }
         configuration.upstreamTLS = BLIPClientTLS(caBundlePath: upstreamCA, insecure: insecure)
         configuration.strict = strict
+        if !denyProfile.isEmpty {
+            let profiles = Set(denyProfile)
+            configuration.mediationPolicy = { _ in DenyProfilesPolicy(profiles: profiles) }
+        }
         configuration.logFormat = logFormat
         configuration.redactBodies = redactBodies
         configuration.upstreamHandshakeTimeout = .seconds(handshakeTimeout)

@@ -1,0 +1,80 @@
+import BLIPCore
+import NIOCore
+
+/// One direction of a mediated session: the decoder of what arrives, and, once the relay has
+/// intervened in it, the encoder of what leaves (ARCHITECTURE.md "The one protocol fact").
+///
+/// - Pass-through (no encoder): each frame leaves as it came; ``forwardedChecksum`` follows the
+///   CRC the receiver has accumulated.
+/// - Re-encoding (from the first intervention to the end of the session): every frame is rebuilt
+///   with the relay's number and a CRC that continues from ``forwardedChecksum`` over what the
+///   relay actually sends (§2.4). Compressed payloads are copied as sent until a compressed frame
+///   is held, dropped or replaced (``deflateBroken``); from then on the relay's own deflater
+///   re-deflates every compressed frame, starting a new raw-deflate stream (§3.2, §3.3).
+final class MediatedDirection {
+    let direction: BLIPDirection
+    let decoder: DirectionDecoder
+    let limits: MediationLimits
+    private(set) var encoder: OutboundCodec?
+    /// The CRC of everything forwarded unchanged (what the receiver has checked so far).
+    var forwardedChecksum: UInt32 = 0
+    /// Set once the receiver's inflater can no longer follow the sender's deflate stream.
+    private(set) var deflateBroken = false
+    var numbers = MessageNumberMap()
+    var messages: [MessageKey: MediatedMessage] = [:]
+    /// Requests whose first frame has not left yet, in arrival order: none may overtake (§4.3).
+    var gate = CircularBuffer<MediatedMessage>()
+    private let allocator = ByteBufferAllocator()
+
+    init(direction: BLIPDirection, limits: MediationLimits) {
+        self.direction = direction
+        self.limits = limits
+        decoder = DirectionDecoder(limits: limits.decoder)
+        decoder.exposesPayloads = true
+    }
+
+    var isReencoding: Bool { encoder != nil }
+
+    /// Switches to re-encoding for the rest of the session (idempotent).
+    func switchToReencoding() {
+        guard encoder == nil else { return }
+        encoder = OutboundCodec(compressionLevel: limits.compressionLevel, resumingChecksum: forwardedChecksum)
+    }
+
+    /// A compressed frame of the sender's stream will not reach the receiver in its place.
+    func breakDeflateStream() { deflateBroken = true }
+
+    /// Builds one frame. `wirePayload` is the payload as the sender sent it, nil for a frame the
+    /// relay builds or held. An empty compressed chunk is sent uncompressed (§3.5).
+    func encodeFrame(number: MessageNumber, flags: FrameFlags, chunk: ByteBuffer, wirePayload: ByteBuffer?,
+                     into output: inout MediatorOutput) throws(BLIPError) {
+        switchToReencoding()
+        let encoder = encoder!
+        var bytes = allocator.buffer(capacity: chunk.readableBytes + 24 + (flags.isCompressed ? 64 : 0))
+        if let wirePayload, !(flags.isCompressed && deflateBroken) {
+            encoder.encodeFrame(number: number, flags: flags, wirePayload: wirePayload, chunk: chunk, into: &bytes)
+        } else {
+            if flags.isCompressed { deflateBroken = true }
+            try encoder.encodeFrame(number: number, flags: flags, chunk: chunk, into: &bytes)
+        }
+        output.sends.append(MediatedSend(direction: direction, payload: .bytes(bytes)))
+    }
+
+    /// Frames a whole message the relay sends (a reply in a peer's place, a replacement, a held
+    /// message rebuilt), in frames of at most ``MediationLimits/maxFrameSize``.
+    func encodeMessage(number: MessageNumber, type: MessageType, flags: FrameFlags, properties: Properties,
+                       body: ByteBuffer, into output: inout MediatorOutput) throws(BLIPError) {
+        var stream = allocator.buffer(capacity: properties.encodedSize + 5 + body.readableBytes)
+        properties.encode(into: &stream)
+        stream.writeImmutableBuffer(body)
+        var flags = flags
+        flags.rawValue = (flags.rawValue & ~FrameFlags.typeMask) | type.rawValue
+        let room = limits.maxFrameSize - Varint.encodedLength(number) - 1 - 4 - (flags.isCompressed ? 64 : 0)
+        repeat {
+            let length = min(room, stream.readableBytes)
+            let chunk = stream.readSlice(length: length)!
+            flags.hasMoreComing = stream.readableBytes > 0
+            try encodeFrame(number: number, flags: flags, chunk: chunk, wirePayload: nil, into: &output)
+        } while stream.readableBytes > 0
+    }
+}

@@ -1,0 +1,61 @@
+import BLIPCore
+import NIOCore
+
+/// One message the mediator is routing, from its first frame to its last.
+final class MediatedMessage {
+    enum Disposition {
+        /// Properties not complete yet: frames are held.
+        case undecided
+        /// Frames flow as they come (a request only once it left the request gate).
+        case forward
+        /// Held until the timer with this token fires.
+        case delayed(UInt64)
+        /// Held until complete, then the policy sees the body.
+        case awaitingBody
+        /// Frames are dropped; at the last frame this reply (if any) goes back to the sender.
+        case swallow(RelayReply?)
+        /// A reply held until complete, then rewritten for the original requester.
+        case rewriteReply(ReplyRewrite)
+        /// Sent as this new message instead (properties and body), framed by the relay.
+        case replaced(BLIPMessage)
+    }
+
+    let type: MessageType
+    /// The number as the sender gave it.
+    let number: MessageNumber
+    let flags: FrameFlags
+    var head: MediatedHead?
+    var disposition: Disposition = .undecided
+    /// Frames received but not yet sent: uncompressed chunks with the flags they came with.
+    var held: [(flags: FrameFlags, chunk: ByteBuffer)] = []
+    /// The number it leaves with: requests once out of the gate; replies mapped at the first frame.
+    var forwardedNumber: MessageNumber?
+    /// For a request: the reply rewrite to register when it is numbered.
+    var replyRewrite: ReplyRewrite?
+    var isComplete = false
+    /// Set once its last frame has been sent (or it was swallowed whole).
+    var isDone = false
+
+    init(type: MessageType, number: MessageNumber, flags: FrameFlags) {
+        self.type = type
+        self.number = number
+        var flags = flags
+        flags.hasMoreComing = false
+        self.flags = flags
+    }
+
+    var isRequest: Bool { type == .request }
+    var expectsReply: Bool { isRequest && !flags.isNoReply }
+}
+
+/// A reply the relay sends in a peer's place.
+enum RelayReply {
+    case error(ErrorReply)
+    case answer(Properties, ByteBuffer)
+}
+
+/// A message's identity within one direction: its number space and number.
+struct MessageKey: Hashable {
+    var isRequest: Bool
+    var number: MessageNumber
+}

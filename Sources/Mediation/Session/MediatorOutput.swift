@@ -1,0 +1,55 @@
+import BLIPCore
+import NIOCore
+
+/// One WebSocket binary message the session must send.
+public struct MediatedSend: Sendable {
+    public enum Payload: Sendable {
+        /// Forward the received WebSocket frame unchanged, mask and all (pass-through).
+        case original
+        /// A new BLIP frame (unmasked): the shell frames it as a WebSocket binary message,
+        /// masked toward the upstream.
+        case bytes(ByteBuffer)
+    }
+
+    /// The way it travels.
+    public var direction: BLIPDirection
+    public var payload: Payload
+}
+
+/// A timer the shell must arm; when it fires, call ``SessionMediator/timerFired(_:now:)``.
+public struct MediationTimer: Sendable, Equatable {
+    public var token: UInt64
+    public var delay: TimeAmount
+}
+
+/// One intervention, for logs, metrics and capture.
+public struct MediationReport: Sendable, Equatable {
+    public var direction: BLIPDirection
+    /// The message's number as its sender gave it (a reply: its requester's number).
+    public var number: MessageNumber
+    public var type: MessageType
+    public var profile: String?
+    public var rule: String?
+    /// `deny 403`, `drop`, `delay 250ms`, `replace`, `answer`, `hold-ack 2s`.
+    public var action: String
+}
+
+/// What the session must do after one received frame or one timer.
+public struct MediatorOutput: Sendable {
+    /// In order: WebSocket binary messages to send.
+    public var sends: [MediatedSend] = []
+    public var timers: [MediationTimer] = []
+    /// The frame as decoded (for the inspector and observers); nil for a timer. Reply numbers are
+    /// in the requester's own numbering, so replies pair with their requests.
+    public var decoded: DecodedFrame?
+    public var reports: [MediationReport] = []
+
+    public init() {}
+
+    /// True when the only thing to do is forward the received frame unchanged.
+    public var isPassThrough: Bool {
+        sends.count == 1 && timers.isEmpty && reports.isEmpty && {
+            if case .original = sends[0].payload { return true } else { return false }
+        }()
+    }
+}

@@ -1,0 +1,154 @@
+import BLIPCore
+import NIOCore
+
+extension SessionMediator {
+    /// Carries out a head verdict.
+    func apply(_ decision: HeadDecision, to message: MediatedMessage, lane: MediatedDirection,
+               other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
+        switch decision.action {
+        case .pass:
+            message.disposition = .forward
+            try release(message, lane: lane, into: &output)
+        case .deny(let error):
+            report(message, lane: lane, rule: decision.rule, action: "deny \(error.code)", into: &output)
+            try swallow(message, answer: .error(error), lane: lane, other: other, into: &output)
+        case .drop:
+            report(message, lane: lane, rule: decision.rule, action: "drop", into: &output)
+            try swallow(message, answer: nil, lane: lane, other: other, into: &output)
+        case .delay(let amount):
+            report(message, lane: lane, rule: decision.rule, action: "delay \(Self.describe(amount))", into: &output)
+            lane.switchToReencoding()
+            message.disposition = .delayed(armTimer(after: amount, for: message, lane: lane, into: &output))
+        case .awaitBody:
+            lane.switchToReencoding()
+            message.disposition = .awaitingBody
+        }
+    }
+
+    /// Carries out a body verdict on a complete message.
+    func apply(_ decision: BodyDecision, to message: MediatedMessage, complete: BLIPMessage, lane: MediatedDirection,
+               other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
+        switch decision.action {
+        case .pass:
+            message.disposition = .forward
+            try release(message, lane: lane, into: &output)
+        case .deny(let error):
+            report(message, lane: lane, rule: decision.rule, action: "deny \(error.code)", into: &output)
+            try swallow(message, answer: .error(error), lane: lane, other: other, into: &output)
+        case .drop:
+            report(message, lane: lane, rule: decision.rule, action: "drop", into: &output)
+            try swallow(message, answer: nil, lane: lane, other: other, into: &output)
+        case .answer(let properties, let body) where message.isRequest:
+            report(message, lane: lane, rule: decision.rule, action: "answer", into: &output)
+            try swallow(message, answer: .answer(properties, body), lane: lane, other: other, into: &output)
+        case .answer(let properties, let body):
+            try replace(message, with: BLIPMessage(type: message.type, flags: message.flags, properties: properties,
+                                                   body: body), rewrite: nil, lane: lane, rule: decision.rule,
+                        into: &output)
+        case .replace(let properties, let body, let compressed, let rewrite):
+            var flags = message.flags
+            flags.isCompressed = compressed
+            try replace(message, with: BLIPMessage(type: message.type, flags: flags, properties: properties, body: body),
+                        rewrite: rewrite, lane: lane, rule: decision.rule, into: &output)
+        case .delay(let amount):
+            report(message, lane: lane, rule: decision.rule, action: "delay \(Self.describe(amount))", into: &output)
+            message.disposition = .delayed(armTimer(after: amount, for: message, lane: lane, into: &output))
+        }
+    }
+
+    /// The message's last frame has arrived.
+    func finish(_ message: MediatedMessage, _ complete: BLIPMessage, lane: MediatedDirection,
+                other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
+        switch message.disposition {
+        case .swallow(let answer):
+            if let answer { try send(answer, for: message, lane: lane, other: other, into: &output) }
+        case .awaitingBody:
+            let head = message.head!
+            try apply(policy.decide(body: complete, head: head), to: message, complete: complete, lane: lane,
+                      other: other, into: &output)
+        case .rewriteReply(let rewrite):
+            try rewriteReply(message, complete, rewrite: rewrite, lane: lane, into: &output)
+        default:
+            break
+        }
+        retireIfDone(message, lane: lane)
+    }
+
+    private func replace(_ message: MediatedMessage, with replacement: BLIPMessage, rewrite: ReplyRewrite?,
+                         lane: MediatedDirection, rule: String?, into output: inout MediatorOutput) throws(BLIPError) {
+        report(message, lane: lane, rule: rule, action: rewrite.map { "replace (\($0.name))" } ?? "replace",
+               into: &output)
+        if message.flags.isCompressed { lane.breakDeflateStream() }
+        message.held.removeAll()
+        message.replyRewrite = rewrite
+        message.disposition = .replaced(replacement)
+        try release(message, lane: lane, into: &output)
+    }
+
+    /// Stops a message from reaching its receiver; renumbering then starts in its direction.
+    private func swallow(_ message: MediatedMessage, answer: RelayReply?, lane: MediatedDirection,
+                         other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
+        lane.switchToReencoding()
+        if message.isRequest { other.switchToReencoding() }
+        if message.held.contains(where: { $0.flags.isCompressed }) { lane.breakDeflateStream() }
+        message.held.removeAll()
+        let answer = message.isRequest && message.flags.isNoReply ? nil : answer
+        message.disposition = .swallow(answer)
+        try release(message, lane: lane, into: &output)
+        if message.isComplete, let answer { try send(answer, for: message, lane: lane, other: other, into: &output) }
+    }
+
+    /// Sends the relay's own reply for a swallowed message: to a request, back to its sender; in
+    /// place of a reply, on to the requester. Uncompressed (§3.2); copies the Urgent bit (§2.1).
+    private func send(_ answer: RelayReply, for message: MediatedMessage, lane: MediatedDirection,
+                      other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
+        let target = message.isRequest ? other : lane
+        let number = message.isRequest ? message.number : (message.forwardedNumber ?? message.number)
+        let type: MessageType
+        let properties: Properties
+        var body = ByteBuffer()
+        switch answer {
+        case .error(let error):
+            type = .error
+            properties = ["Error-Domain": error.domain, "Error-Code": String(error.code)]
+            body.writeString(error.message)
+        case .answer(let props, let answerBody):
+            type = .response
+            properties = props
+            body = answerBody
+        }
+        try target.encodeMessage(number: number, type: type, flags: FrameFlags(type: type, urgent: message.flags.isUrgent),
+                                 properties: properties, body: body, into: &output)
+    }
+
+    private func rewriteReply(_ message: MediatedMessage, _ complete: BLIPMessage, rewrite: ReplyRewrite,
+                              lane: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
+        var replacement = complete
+        if complete.type == .response {
+            do {
+                replacement.body = try rewrite.rewriteBody(complete.body)
+            } catch {
+                replacement = BLIPMessage.error(to: message.number, domain: "HTTP", code: 502,
+                                                message: "blipscope could not map the reply back (\(rewrite.name))",
+                                                urgent: message.flags.isUrgent)
+            }
+        }
+        message.held.removeAll()
+        message.disposition = .replaced(replacement)
+        try release(message, lane: lane, into: &output)
+    }
+
+    private func report(_ message: MediatedMessage, lane: MediatedDirection, rule: String?, action: String,
+                        into output: inout MediatorOutput) {
+        output.reports.append(MediationReport(direction: lane.direction,
+                                              number: message.isRequest ? message.number
+                                                  : (message.forwardedNumber ?? message.number),
+                                              type: message.type, profile: message.head?.profile, rule: rule,
+                                              action: action))
+    }
+
+    static func describe(_ amount: TimeAmount) -> String {
+        let ms = amount.nanoseconds / 1_000_000
+        return ms >= 1000 && ms % 1000 == 0 ? "\(ms / 1000)s" : "\(ms)ms"
+    }
+}

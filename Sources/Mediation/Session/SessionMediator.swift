@@ -1,0 +1,261 @@
+import BLIPCore
+import NIOCore
+
+/// The relay's mediating mode for one session, both directions, as a pure state machine
+/// (ARCHITECTURE.md "The one protocol fact that shapes the relay"). Every frame is decoded here,
+/// once; the ``MediationPolicy`` decides per message; the output says what to send.
+///
+/// - Until its first intervention a direction is forwarded byte for byte (``MediatedSend/Payload/original``).
+/// - After it, the direction is re-encoded for the rest of the session (see ``MediatedDirection``):
+///   requests are renumbered so a swallowed one leaves no gap and replies are mapped back (§4.4);
+///   replies the relay sends itself are uncompressed, so the receiver's inflater is untouched (§3.2).
+/// - A held request holds every later request of its direction; replies and ACKs keep flowing (§4.3).
+/// - ACKs (§5): once a direction is re-encoded, the relay ACKs its sender itself, at the receiver's
+///   rule (every ≥ 50,000 bytes, counting payload and checksum as received), and swallows the ACKs
+///   the receiver sends for it, whose counts no longer match what the sender sent. Senders therefore
+///   never stall on a message the relay holds or swallows.
+/// - An ERR for a denied request leaves only after the request's last frame arrived (LiteCore
+///   registers the reply then, §4.4); a denied NoReply request vanishes.
+///
+/// Not thread-safe: one per session, driven from the session's event loop. It does not limit how
+/// much it holds for delayed or awaited messages beyond the decoder's message-size limit.
+public final class SessionMediator {
+    let policy: any MediationPolicy
+    let lanes: [MediatedDirection]
+    private var timers: [UInt64: (direction: BLIPDirection, key: MessageKey)] = [:]
+    /// ACK frames held by ``MediationPolicy/holdAck(_:travelling:)``, by timer token.
+    private var heldAcks: [UInt64: MediatedSend] = [:]
+    private var nextToken: UInt64 = 0
+    private let allocator = ByteBufferAllocator()
+
+    public init(policy: any MediationPolicy, limits: MediationLimits = .default) {
+        self.policy = policy
+        lanes = [MediatedDirection(direction: .clientToServer, limits: limits),
+                 MediatedDirection(direction: .serverToClient, limits: limits)]
+    }
+
+    /// True once the relay re-encodes `direction` (after its first intervention).
+    public func isReencoding(_ direction: BLIPDirection) -> Bool { lanes[direction.rawValue].isReencoding }
+
+    /// Takes one received BLIP frame (one WebSocket binary message, unmasked) travelling in
+    /// `direction`. Throws the decoder's fatal errors (the session must close) and the relay's
+    /// own deflate failures.
+    public func receive(_ bytes: ByteBuffer, travelling direction: BLIPDirection,
+                        now: NIODeadline = .now()) throws(BLIPError) -> MediatorOutput {
+        let lane = lanes[direction.rawValue]
+        let other = lanes[direction.reversed.rawValue]
+        var output = MediatorOutput()
+        var decoded = try lane.decoder.receive(bytes)
+        switch decoded.outcome {
+        case .ack(let ack):
+            // An ACK counts bytes of a message travelling the other way: valid only while that
+            // direction is forwarded unchanged.
+            if !other.isReencoding { sendAck(ack, travelling: direction, original: bytes, into: &output) }
+        case .ignored:
+            if !lane.isReencoding {
+                output.sends.append(MediatedSend(direction: direction, payload: .original))
+                lane.forwardedChecksum = lane.decoder.checksum
+            }
+        case .data:
+            try receiveData(&decoded, lane: lane, other: other, into: &output)
+        }
+        decoded.payload = nil
+        decoded.wirePayload = nil
+        output.decoded = decoded
+        return output
+    }
+
+    /// A timer from ``MediatorOutput/timers`` fired: the delayed message goes on.
+    public func timerFired(_ token: UInt64, now: NIODeadline = .now()) throws(BLIPError) -> MediatorOutput {
+        var output = MediatorOutput()
+        if let ack = heldAcks.removeValue(forKey: token) {
+            output.sends.append(ack)
+            return output
+        }
+        guard let (direction, key) = timers.removeValue(forKey: token),
+              let message = lanes[direction.rawValue].messages[key] else { return output }
+        let lane = lanes[direction.rawValue]
+        message.disposition = .forward
+        try release(message, lane: lane, into: &output)
+        return output
+    }
+
+    /// Sends an ACK (the received one, or one of the relay's own when `original` is nil), or holds
+    /// it when the policy withholds ACKs.
+    private func sendAck(_ ack: AckInfo, travelling direction: BLIPDirection, original: ByteBuffer?,
+                         into output: inout MediatorOutput) {
+        guard let delay = policy.holdAck(ack, travelling: direction) else {
+            output.sends.append(MediatedSend(direction: direction, payload: original == nil
+                ? .bytes(BLIPFrame.ack(ack.type, number: ack.number, bytes: ack.bytes, allocator: allocator)) : .original))
+            return
+        }
+        nextToken += 1
+        heldAcks[nextToken] = MediatedSend(direction: direction,
+                                           payload: .bytes(BLIPFrame.ack(ack.type, number: ack.number, bytes: ack.bytes,
+                                                                         allocator: allocator)))
+        output.timers.append(MediationTimer(token: nextToken, delay: delay))
+        output.reports.append(MediationReport(direction: direction, number: ack.number, type: ack.type, profile: nil,
+                                              rule: nil, action: "hold-ack \(Self.describe(delay))"))
+    }
+
+    // MARK: frames
+
+    private func receiveData(_ decoded: inout DecodedFrame, lane: MediatedDirection, other: MediatedDirection,
+                             into output: inout MediatorOutput) throws(BLIPError) {
+        let type = decoded.flags.type!
+        let key = MessageKey(isRequest: type == .request, number: decoded.number)
+        let message: MediatedMessage
+        if decoded.startsMessage {
+            message = start(type: type, decoded: decoded, lane: lane, other: other)
+        } else if let existing = lane.messages[key] {
+            message = existing
+        } else {
+            preconditionFailure("the decoder accepted a frame of a message the mediator does not know")
+        }
+        let properties = decoded.head?.properties ?? decoded.message?.properties
+        if message.head == nil, let properties {
+            let profile = type == .request ? nil : other.numbers.entry(forwarded: message.number)?.profile
+            let head = MediatedHead(direction: lane.direction, number: message.forwardedNumber ?? message.number,
+                                    type: type, flags: message.flags, properties: properties, requestProfile: profile)
+            message.head = head
+            if case .undecided = message.disposition {
+                try apply(policy.decide(head: head), to: message, lane: lane, other: other, into: &output)
+            }
+        }
+        let ack = decoded.ackToSend
+        try route(message, flags: decoded.flags, chunk: decoded.payload!, wirePayload: decoded.wirePayload!,
+                  lane: lane, into: &output)
+        if let complete = decoded.message {
+            message.isComplete = true
+            try finish(message, complete, lane: lane, other: other, into: &output)
+        }
+        if !message.isDone, decoded.startsMessage {
+            // Kept until done; a message forwarded whole in one frame is never stored.
+            lane.messages[key] = message
+        }
+        if lane.isReencoding, let ack { sendAck(ack, travelling: other.direction, original: nil, into: &output) }
+        if !message.isRequest, let number = message.forwardedNumber {
+            // Observers pair replies with requests in the requester's numbering.
+            decoded.number = number
+            decoded.message?.number = number
+            decoded.head?.number = number
+        }
+    }
+
+    private func start(type: MessageType, decoded: DecodedFrame, lane: MediatedDirection,
+                       other: MediatedDirection) -> MediatedMessage {
+        let message = MediatedMessage(type: type, number: decoded.number, flags: decoded.flags)
+        if type == .request {
+            lane.gate.append(message)
+        } else {
+            // The reply answers a request forwarded the other way; map its number back.
+            let entry = other.numbers.entry(forwarded: decoded.number)
+            message.forwardedNumber = entry?.original ?? decoded.number
+            if type == .response, let rewrite = entry?.replyRewrite { message.disposition = .rewriteReply(rewrite) }
+        }
+        return message
+    }
+
+    /// Sends, holds or drops one frame of `message`.
+    private func route(_ message: MediatedMessage, flags: FrameFlags, chunk: ByteBuffer, wirePayload: ByteBuffer,
+                       lane: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
+        switch message.disposition {
+        case .forward where message.forwardedNumber != nil && message.held.isEmpty:
+            if lane.isReencoding {
+                try lane.encodeFrame(number: message.forwardedNumber!, flags: flags, chunk: chunk,
+                                     wirePayload: wirePayload, into: &output)
+            } else {
+                output.sends.append(MediatedSend(direction: lane.direction, payload: .original))
+                lane.forwardedChecksum = lane.decoder.checksum
+            }
+        case .swallow, .replaced:
+            lane.switchToReencoding()
+            if flags.isCompressed { lane.breakDeflateStream() }
+        default:
+            lane.switchToReencoding()
+            if flags.isCompressed { lane.breakDeflateStream() }
+            var copy = allocator.buffer(capacity: chunk.readableBytes)
+            copy.writeImmutableBuffer(chunk)
+            message.held.append((flags, copy))
+        }
+    }
+
+    // MARK: releasing
+
+    /// Lets a message go as far as its disposition allows: a request through the gate, a reply at once.
+    func release(_ message: MediatedMessage, lane: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
+        if message.isRequest {
+            try pumpGate(lane, into: &output)
+        } else if message.forwardedNumber != nil {
+            try flushHeld(message, lane: lane, into: &output)
+        }
+    }
+
+    /// Numbers and sends the requests at the head of the gate until one must still wait.
+    private func pumpGate(_ lane: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
+        let other = lanes[lane.direction.reversed.rawValue]
+        while let first = lane.gate.first {
+            switch first.disposition {
+            case .forward, .replaced:
+                lane.gate.removeFirst()
+                let number = lane.numbers.assign(original: first.number, expectsReply: first.expectsReply,
+                                                 profile: first.head?.profile, replyRewrite: first.replyRewrite)
+                first.forwardedNumber = number
+                if first.expectsReply { other.decoder.expectReply(to: number) }
+                try flushHeld(first, lane: lane, into: &output)
+            case .swallow:
+                lane.gate.removeFirst()
+                retireIfDone(first, lane: lane)
+            default:
+                return
+            }
+        }
+    }
+
+    /// Sends what `message` holds (or its replacement) now that it may go.
+    private func flushHeld(_ message: MediatedMessage, lane: MediatedDirection,
+                           into output: inout MediatorOutput) throws(BLIPError) {
+        guard let number = message.forwardedNumber else { return }
+        switch message.disposition {
+        case .forward:
+            let held = message.held
+            message.held.removeAll()
+            for frame in held {
+                try lane.encodeFrame(number: number, flags: frame.flags, chunk: frame.chunk, wirePayload: nil, into: &output)
+            }
+        case .replaced(let replacement):
+            message.held.removeAll()
+            try lane.encodeMessage(number: number, type: replacement.type, flags: replacement.flags,
+                                   properties: replacement.properties, body: replacement.body, into: &output)
+        default:
+            return
+        }
+        retireIfDone(message, lane: lane)
+    }
+
+    /// Forgets a message once it is complete and nothing of it waits.
+    func retireIfDone(_ message: MediatedMessage, lane: MediatedDirection) {
+        guard message.isComplete, message.held.isEmpty, !message.isDone else { return }
+        switch message.disposition {
+        case .forward, .replaced:
+            guard message.forwardedNumber != nil else { return }
+        case .swallow:
+            if message.isRequest && lane.gate.contains(where: { $0 === message }) { return }
+        default:
+            return
+        }
+        message.isDone = true
+        lane.messages[MessageKey(isRequest: message.isRequest, number: message.number)] = nil
+        if !message.isRequest {
+            lanes[lane.direction.reversed.rawValue].numbers.replied(forwarded: message.number)
+        }
+    }
+
+    func armTimer(after delay: TimeAmount, for message: MediatedMessage, lane: MediatedDirection,
+                  into output: inout MediatorOutput) -> UInt64 {
+        nextToken += 1
+        timers[nextToken] = (lane.direction, MessageKey(isRequest: message.isRequest, number: message.number))
+        output.timers.append(MediationTimer(token: nextToken, delay: delay))
+        return nextToken
+    }
+}

@@ -1,0 +1,124 @@
+import BLIPCore
+import Mediation
+import NIOCore
+
+/// A policy driven by closures: the test decides per message.
+final class ScriptedPolicy: MediationPolicy {
+    var onHead: (MediatedHead) -> HeadDecision
+    var onBody: (BLIPMessage, MediatedHead) -> BodyDecision
+
+    init(onHead: @escaping (MediatedHead) -> HeadDecision = { _ in .pass },
+         onBody: @escaping (BLIPMessage, MediatedHead) -> BodyDecision = { _, _ in .pass }) {
+        self.onHead = onHead
+        self.onBody = onBody
+    }
+
+    func decide(head: MediatedHead) -> HeadDecision { onHead(head) }
+    func decide(body: BLIPMessage, head: MediatedHead) -> BodyDecision { onBody(body, head) }
+
+    /// Denies the client's requests with these numbers (as the client numbered them).
+    static func denying(client numbers: Set<MessageNumber>, code: Int = 403) -> ScriptedPolicy {
+        ScriptedPolicy(onHead: { head in
+            head.direction == .clientToServer && head.type == .request && numbers.contains(head.number)
+                ? .deny(ErrorReply(code: code, message: "denied by test"), rule: "test-deny") : .pass
+        })
+    }
+}
+
+/// A client endpoint and a server endpoint with a ``SessionMediator`` between them, all pure:
+/// every frame the mediator sends is received by a real ``BLIPEndpoint``, so numbers, checksums
+/// and deflate are checked exactly as a peer checks them.
+final class MediatedLink {
+    let client = BLIPEndpoint()
+    let server = BLIPEndpoint()
+    let mediator: SessionMediator
+    /// Messages completed at each end, in order.
+    private(set) var serverReceived: [BLIPMessage] = []
+    private(set) var clientReceived: [BLIPMessage] = []
+    /// Every output the mediator gave, with the direction of the frame that caused it.
+    private(set) var outputs: [(direction: BLIPDirection, output: MediatorOutput)] = []
+    private(set) var timers: [MediationTimer] = []
+    /// ACK frames each end received.
+    private(set) var acksReceivedByClient = 0
+    private(set) var acksReceivedByServer = 0
+    /// Frames each end wrote.
+    private(set) var framesSentByClient = 0
+    var answerServerRequests = true
+
+    init(policy: any MediationPolicy) {
+        mediator = SessionMediator(policy: policy)
+    }
+
+    var reports: [MediationReport] { outputs.flatMap { $0.output.reports } }
+
+    /// The client sends one frame, if it has one; the relay's output is delivered. False when idle.
+    @discardableResult
+    func clientStep() throws -> Bool {
+        guard let frame = try client.nextFrame() else { return false }
+        framesSentByClient += 1
+        try relay(frame.bytes, .clientToServer)
+        return true
+    }
+
+    @discardableResult
+    func serverStep() throws -> Bool {
+        guard let frame = try server.nextFrame() else { return false }
+        try relay(frame.bytes, .serverToClient)
+        return true
+    }
+
+    /// Moves frames both ways until both ends are idle.
+    func pump() throws {
+        var progressed = true
+        while progressed {
+            let a = try clientStep()
+            let b = try serverStep()
+            progressed = a || b
+        }
+    }
+
+    func fire(_ timer: MediationTimer) throws {
+        try deliver(try mediator.timerFired(timer.token), original: nil, from: nil)
+    }
+
+    private func relay(_ bytes: ByteBuffer, _ direction: BLIPDirection) throws {
+        let output = try mediator.receive(bytes, travelling: direction)
+        outputs.append((direction, output))
+        timers += output.timers
+        try deliver(output, original: bytes, from: direction)
+    }
+
+    private func deliver(_ output: MediatorOutput, original: ByteBuffer?, from: BLIPDirection?) throws {
+        for send in output.sends {
+            let bytes: ByteBuffer
+            switch send.payload {
+            case .original: bytes = original!
+            case .bytes(let built): bytes = built
+            }
+            let target = send.direction == .clientToServer ? server : client
+            let decoded = try target.receive(bytes)
+            if case .ack = decoded.outcome {
+                if target === client { acksReceivedByClient += 1 } else { acksReceivedByServer += 1 }
+            }
+            guard let message = decoded.message else { continue }
+            if target === server {
+                serverReceived.append(message)
+                if message.type == .request, !message.isNoReply, answerServerRequests {
+                    server.send(reply: BLIPMessage.reply(to: message, properties: ["seq": message.properties["seq"] ?? ""]))
+                }
+            } else {
+                clientReceived.append(message)
+            }
+        }
+    }
+}
+
+extension MediatedLink {
+    /// Queues a small request from the client tagged with `seq`.
+    @discardableResult
+    func clientRequest(_ seq: Int, profile: String = "test", body: String = "", compressed: Bool = false,
+                       noReply: Bool = false) -> MessageNumber {
+        client.send(request: .request(profile: profile, properties: ["seq": String(seq)], body: ByteBuffer(string: body),
+                                      compressed: compressed, noReply: noReply))
+    }
+}

@@ -1,0 +1,226 @@
+import BLIPCore
+import BLIPNIO
+import Logging
+import Mediation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Prometheus
+import Testing
+@testable import Relay
+
+/// A mediation policy driven by a closure: the test double the relay's policy factory hands out.
+final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
+    let onHead: @Sendable (MediatedHead) -> HeadDecision
+
+    init(_ onHead: @escaping @Sendable (MediatedHead) -> HeadDecision) { self.onHead = onHead }
+
+    func decide(head: MediatedHead) -> HeadDecision { onHead(head) }
+    func decide(body: BLIPMessage, head: MediatedHead) -> BodyDecision { .pass }
+}
+
+/// The relay's mediating mode through real sockets: a BLIPNIO client, the relay with a policy,
+/// a BLIPNIO server. Real peers check every number, checksum and deflated byte (wire-format §2.4,
+/// §3, §4.4) and would close on the first wrong one.
+@Suite struct RelayMediationTests {
+    @Test("deny the client's MSG #5: ERR #5 to the client, its #6 reaches upstream as #5, and the session goes on")
+    func denyFifthRequest() async throws {
+        let seen = NIOLockedValueBox<[(number: MessageNumber, seq: String)]>([])
+        let harness = try await RelayHarness.start(upstream: { configuration in
+            configuration.onRequest = { request, handler in
+                seen.withLockedValue { $0.append((request.number, request.properties["seq"] ?? "")) }
+                RelayHarness.echo(request, handler)
+            }
+        }, relay: { configuration in
+            configuration.mediationPolicy = { _ in
+                ClosurePolicy { head in
+                    head.direction == .clientToServer && head.type == .request
+                        && ["5", "deny-me"].contains(head.properties["seq"] ?? "")
+                        ? .deny(ErrorReply(code: 403, message: "not for you"), rule: "no-five") : .pass
+                }
+            }
+        })
+        let client = try await harness.connected()
+        let bulk = String(repeating: "{\"_id\":\"doc\",\"n\":12345},", count: 6_000)
+        var replies: [BLIPMessage] = []
+        for seq in 1...8 {
+            let request = BLIPMessage.request(profile: seq == 7 ? "bulk" : "echo", properties: ["seq": String(seq)],
+                                              body: body(seq == 7 ? bulk : "body \(seq)"), compressed: seq % 2 == 0)
+            replies.append(try await withTimeout { try await client.request(request) })
+        }
+        #expect(replies[4].type == .error)
+        #expect(replies[4].properties["Error-Domain"] == "HTTP" && replies[4].properties["Error-Code"] == "403")
+        #expect(String(buffer: replies[4].body) == "not for you")
+        for (index, reply) in replies.enumerated() where index != 4 {
+            #expect(reply.type == .response && reply.properties["seq"] == String(index + 1))
+        }
+        #expect(String(buffer: replies[6].body) == bulk)
+        let upstreamSaw = seen.withLockedValue { $0 }.prefix(7)
+        #expect(upstreamSaw.map(\.number) == [1, 2, 3, 4, 5, 6, 7])
+        #expect(upstreamSaw.map(\.seq) == ["1", "2", "3", "4", "6", "7", "8"])
+
+        // The other direction, re-encoded since the injected ERR, still works both ways.
+        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let answer = try await withTimeout {
+            try await server.request(.request(profile: "changes", body: body("[]"), compressed: true))
+        }
+        #expect(answer.type == .response && String(buffer: answer.body) == "[]")
+
+        // A denied compressed multi-frame request in the middle of compressed traffic: the relay
+        // re-deflates what follows, and the upstream still inflates and verifies every frame.
+        let denied = try await client.send(.request(profile: "bulk", properties: ["seq": "deny-me"], body: body(bulk),
+                                                    compressed: true))
+        let after = try await client.send(.request(profile: "bulk", properties: ["seq": "9"], body: body(bulk + "!"),
+                                                   compressed: true))
+        let (deniedReply, afterReply) = try await withTimeout { (try await denied.get(), try await after.get()) }
+        #expect(deniedReply.type == .error && afterReply.type == .response)
+        #expect(String(buffer: afterReply.body) == bulk + "!" && afterReply.properties["seq"] == "9")
+        #expect(seen.withLockedValue { $0.map(\.number) }.last == 8)
+
+        let verdict = try await harness.recorder.first { if case .verdict = $0 { true } else { false } }
+        guard case .verdict(let event) = verdict else { return }
+        #expect(event.number == 5 && event.rule == "no-five" && event.action == "deny 403" && event.profile == "echo")
+        #expect(!harness.recorder.all.contains { if case .sessionClosed = $0 { true } else { false } })
+        let replyEvents = harness.recorder.all.compactMap { event -> MessageEvent? in
+            if case .message(let message) = event, message.direction == .serverToClient, message.message.type == .response {
+                return message
+            }
+            return nil
+        }
+        // Observers see replies in the client's numbering, paired with the requests' profiles.
+        #expect(replyEvents.map(\.message.number).prefix(7) == [1, 2, 3, 4, 6, 7, 8])
+        #expect(replyEvents.allSatisfy { $0.requestProfile != nil })
+
+        try await client.close()
+        let summary = try await harness.recorder.sessionClosed()
+        #expect(summary.relayError == nil)
+        try await harness.shutdown()
+    }
+
+    @Test("a policy session that never intervenes stays byte-exact in both directions")
+    func passingPolicyIsByteExact() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let upstreamTap = try await TCPTap.start(group: group)
+        let harness = try await RelayHarness.start(relay: { configuration in
+            upstreamTap.targetPort.withLockedValue { $0 = configuration.upstream.defaultUpstream!.port }
+            configuration.upstream = .single(UpstreamURL("ws://127.0.0.1:\(upstreamTap.port)")!)
+            configuration.mediationPolicy = { _ in ClosurePolicy { _ in .pass } }
+        })
+        let clientTap = try await TCPTap.start(group: group, targetPort: harness.relayAddress.port!)
+        let client = try #require(try await harness.connect { $0.port = clientTap.port }.connection)
+        let bulk = String(repeating: "{\"_id\":\"doc\",\"n\":12345},", count: 12_000)
+        for compressed in [false, true] {
+            _ = try await withTimeout { try await client.request(.request(profile: "bulk", body: body(bulk), compressed: compressed)) }
+            _ = try await withTimeout { try await client.request(.request(profile: "note", body: body("n"), noReply: true)) }
+        }
+        try await client.close()
+        _ = try await harness.recorder.sessionClosed()
+        try await withTimeout { try await clientTap.closed.get() }
+        try await withTimeout { try await upstreamTap.closed.get() }
+        let clientSent = TCPTap.webSocketBytes(clientTap.forward.withLockedValue { $0 })
+        let upstreamGot = TCPTap.webSocketBytes(upstreamTap.forward.withLockedValue { $0 })
+        let upstreamSent = TCPTap.webSocketBytes(upstreamTap.backward.withLockedValue { $0 })
+        let clientGot = TCPTap.webSocketBytes(clientTap.backward.withLockedValue { $0 })
+        #expect(clientSent.count > 250_000)
+        #expect(RelayByteExactnessTests.firstDifference(clientSent, upstreamGot) == nil)
+        #expect(RelayByteExactnessTests.firstDifference(upstreamSent, clientGot) == nil)
+        try await harness.shutdown()
+        try await clientTap.close()
+        try await upstreamTap.close()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("a delayed request is released by the session's timer and keeps its place ahead of later requests")
+    func delayedRequestThroughSockets() async throws {
+        let seen = NIOLockedValueBox<[String]>([])
+        let harness = try await RelayHarness.start(upstream: { configuration in
+            configuration.onRequest = { request, handler in
+                seen.withLockedValue { $0.append(request.properties["seq"] ?? "") }
+                RelayHarness.echo(request, handler)
+            }
+        }, relay: { configuration in
+            configuration.mediationPolicy = { _ in
+                ClosurePolicy { head in
+                    head.type == .request && head.properties["seq"] == "1" ? .delay(.milliseconds(100), rule: "slow-first") : .pass
+                }
+            }
+        })
+        let client = try await harness.connected()
+        let first = try await client.send(.request(profile: "echo", properties: ["seq": "1"], body: body("one"), compressed: true))
+        let second = try await client.send(.request(profile: "echo", properties: ["seq": "2"], body: body("two"), compressed: true))
+        let replies = try await withTimeout { [try await first.get(), try await second.get()] }
+        #expect(replies.map { $0.properties["seq"] } == ["1", "2"])
+        #expect(replies.map { String(buffer: $0.body) } == ["one", "two"])
+        #expect(seen.withLockedValue { $0 } == ["1", "2"])
+        let verdict = try await harness.recorder.first { if case .verdict = $0 { true } else { false } }
+        if case .verdict(let event) = verdict { #expect(event.action == "delay 100ms" && event.rule == "slow-first") }
+        // Later traffic still flows through the re-encoded direction.
+        let third = try await withTimeout { try await client.request(.request(profile: "echo", properties: ["seq": "3"], compressed: true)) }
+        #expect(third.type == .response && third.properties["seq"] == "3")
+        try await client.close()
+        #expect(try await harness.recorder.sessionClosed().relayError == nil)
+        try await harness.shutdown()
+    }
+
+    @Test("the upstream's changes list is filtered by document ID and the client's reply is mapped back to full positions")
+    func filteredChangesThroughSockets() async throws {
+        final class HideDocs: MediationPolicy, @unchecked Sendable {
+            func decide(head: MediatedHead) -> HeadDecision {
+                head.type == .request && ChangesFilter.Kind(profile: head.profile) != nil ? .awaitBody(rule: "hide-b") : .pass
+            }
+            func decide(body: BLIPMessage, head: MediatedHead) -> BodyDecision {
+                ChangesFilter.decision(for: body, rule: "hide-b") { $0 != "b" }
+            }
+        }
+        let clientSaw = NIOLockedValueBox<[String]>([])
+        let harness = try await RelayHarness.start(relay: { $0.mediationPolicy = { _ in HideDocs() } })
+        let outcome = try await harness.connect { configuration in
+            configuration.onRequest = { request, handler in
+                clientSaw.withLockedValue { $0.append(String(buffer: request.body)) }
+                // The client wants the first entry it was shown (no known ancestors) and not the second.
+                handler.sendReply(.reply(to: request, body: body("[[]]"), compressed: true))
+            }
+        }
+        let client = try #require(outcome.connection)
+        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let changes = #"[[11,"a","1-a"],[12,"b","1-b"],[13,"c","2-c"]]"#
+        let reply = try await withTimeout { try await server.request(.request(profile: "changes", body: body(changes), compressed: true)) }
+        #expect(clientSaw.withLockedValue { $0 } == [#"[[11,"a","1-a"],[13,"c","2-c"]]"#])
+        #expect(reply.type == .response && String(buffer: reply.body) == "[[]]")
+        // Positions: a wanted, b (hidden) not wanted, c not wanted (trailing zeros omitted).
+        let second = try await withTimeout {
+            try await server.request(.request(profile: "changes", body: body(#"[[14,"b","2-b"],[15,"d","1-d"]]"#), compressed: true))
+        }
+        #expect(String(buffer: second.body) == "[0,[]]")
+        let caughtUp = try await withTimeout { try await server.request(.request(profile: "changes", body: body(#"[[16,"b","3-b"]]"#))) }
+        #expect(String(buffer: caughtUp.body) == "[]")
+        #expect(clientSaw.withLockedValue { $0.count } == 2)
+        try await client.close()
+        #expect(try await harness.recorder.sessionClosed().relayError == nil)
+        try await harness.shutdown()
+    }
+
+    @Test("a verdict becomes a log line and a policy-verdict metric")
+    func verdictIsLoggedAndCounted() async throws {
+        let registry = PrometheusCollectorRegistry()
+        let metrics = MetricsObserver(metrics: RelayMetrics(userLabels: false, factory: PrometheusMetricsFactory(registry: registry)))
+        let lines = RelayLoggingTests.LineCollector(level: .info)
+        let logging = LoggingObserver(logger: Logger(label: "verdicts") { _ in lines })
+        let harness = try await RelayHarness.start(relay: { configuration in
+            configuration.mediationPolicy = { _ in DenyProfilesPolicy(profiles: ["secret"]) }
+        }, observers: [metrics, logging])
+        let client = try await harness.connected()
+        let denied = try await withTimeout { try await client.request(.request(profile: "secret", body: body("x"))) }
+        #expect(denied.type == .error && denied.properties["Error-Code"] == "403")
+        let passed = try await withTimeout { try await client.request(.request(profile: "echo", body: body("y"))) }
+        #expect(passed.type == .response && String(buffer: passed.body) == "y")
+        try await client.close()
+        _ = try await harness.recorder.sessionClosed()
+        let line = try #require(lines.all.first { $0.contains("event=verdict") })
+        #expect(line.contains("dir=C→U") && line.contains("type=MSG") && line.contains("number=1"))
+        #expect(line.contains("profile=secret") && line.contains(#"action="deny 403""#))
+        let scrape = String(decoding: registry.emitToBuffer(), as: UTF8.self)
+        #expect(MetricsFixture.value(#"blipscope_policy_verdicts_total{rule="deny-profile secret",action="deny"}"#, in: scrape) == 1)
+        try await harness.shutdown()
+    }
+}
