@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "5.0.1"),
     ],
     targets: [
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
@@ -32,6 +33,14 @@ let package = Package(
         .target(
             name: "Replication",
             dependencies: ["BLIPCore", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .target(
+            name: "Policy",
+            dependencies: [
+                "BLIPCore",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Yams", package: "Yams"),
+            ]
         ),
         .target(
             name: "Capture",
@@ -55,7 +64,7 @@ let package = Package(
         .target(
             name: "Relay",
             dependencies: [
-                "BLIPCore", "BLIPNIO", "Replication", "Capture",
+                "BLIPCore", "BLIPNIO", "Replication", "Capture", "Policy",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -83,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "blipscope",
             dependencies: [
-                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication", "Gateway",
+                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication", "Gateway", "Policy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -109,7 +118,7 @@ let package = Package(
         .testTarget(
             name: "RelayTests",
             dependencies: [
-                "Relay", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport",
+                "Relay", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "Policy",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -128,6 +137,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "PolicyTests",
+            dependencies: ["Policy", "BLIPCore", "BLIPTestSupport"]
         ),
         .testTarget(
             name: "CaptureTests",
