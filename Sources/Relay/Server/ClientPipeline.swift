@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 import NIOWebSocket
+import Policy
 
 /// Sets up one accepted client connection: TLS (wss), HTTP with the raw WebSocket upgrader whose
 /// `shouldUpgrade` dials the upstream first and answers with the upstream's choice, the
@@ -74,6 +75,10 @@ struct ClientPipeline {
             pending.handshake.refusal = HandshakeHandler.refusal(for: RelayError(.unknownDatabase(client.database)))
             return channel.eventLoop.makeSucceededFuture(nil)
         }
+        if let refusal = admit(client, channel: channel, clientAddress: clientAddress) {
+            pending.handshake.refusal = refusal
+            return channel.eventLoop.makeSucceededFuture(nil)
+        }
         let info = SessionInfo(id: server.makeSessionID(), clientAddress: clientAddress, user: client.user,
                                database: client.database, target: head.uri, upstream: url.description,
                                request: head, clientPort: channel.remoteAddress?.port)
@@ -112,6 +117,23 @@ struct ClientPipeline {
                 pending.handshake.refusal = HandshakeHandler.refusal(for: relayError)
                 return nil
             }
+    }
+
+    /// Checks the connection rules; returns the refusal to answer with, or nil to go on. An
+    /// admitted session is counted until the client's connection closes.
+    private func admit(_ client: ClientHandshake, channel: Channel, clientAddress: String) -> HandshakeHandler.Refusal? {
+        guard let connections = server.configuration.policy?.connections else { return nil }
+        let facts = HandshakeFacts(clientIP: clientAddress, user: client.user, database: client.database,
+                                   offeredSubprotocols: client.offeredProtocols, tls: sslContext != nil)
+        let verdict = connections.admit(facts, now: PolicyClock.now())
+        if verdict.admits { channel.closeFuture.whenComplete { _ in connections.sessionClosed(facts) } }
+        guard case .refuse(let refusal) = verdict else { return nil }
+        if refusal.dryRun {
+            server.logger.info("policy dry-run: \(clientAddress) \(refusal) (admitted)")
+            return nil
+        }
+        server.policyMetrics?.verdict(rule: refusal.rule, action: "deny")
+        return HandshakeHandler.refusal(for: refusal)
     }
 
     private func upgraded(_ channel: Channel, pending: Pending) throws {

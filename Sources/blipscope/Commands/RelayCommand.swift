@@ -3,6 +3,7 @@ import BLIPNIO
 import Logging
 import NIOCore
 import NIOPosix
+import Policy
 import Relay
 import ServiceLifecycle
 
@@ -84,6 +85,12 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: "Write every session's client leg (plaintext, with the HTTP upgrade) into this pcap file for Wireshark.")
     var pcap: String?
 
+    @Option(help: "Policy file (YAML): message and connection rules; reloaded on SIGHUP and when it changes.")
+    var policy: String?
+
+    @Flag(help: "With --policy: log what each rule would do, do nothing.")
+    var policyDryRun = false
+
     func run() async throws {
         let configuration = try makeConfiguration()
         let sink = try logFile.map(LineLogHandler.Sink.appending) ?? .standardOutput
@@ -93,6 +100,9 @@ struct RelayCommand: AsyncParsableCommand {
         let adminSetup = try admin.map { try AdminSetup.make(address: $0, token: adminToken, userLabels: metricsUserLabels) }
         let relay = RelayServer(configuration: configuration, group: group, logger: logger,
                                 observers: adminSetup.map { [$0.observer] } ?? [])
+        let reloader = configuration.policy.map { PolicyReloader(store: $0, logger: logger) }
+        reloader?.start()
+        defer { reloader?.stop() }
         let service = RelayService(relay: relay, announce: { address in
             FileHandleOutput.standardError("blipscope relay listening on \(address), upstream \(describe(configuration.upstream))")
         })
@@ -135,6 +145,7 @@ struct RelayCommand: AsyncParsableCommand {
         configuration.idleTimeout = idleTimeout > 0 ? .seconds(idleTimeout) : nil
         configuration.eventLoopThreads = max(1, threads)
         try applyCaptureOptions(to: &configuration)
+        try applyPolicyOptions(to: &configuration)
         return configuration
     }
 
@@ -147,6 +158,19 @@ struct RelayCommand: AsyncParsableCommand {
         configuration.captureMaxFileBytes = captureMaxFileMb.map { $0 << 20 }
         configuration.captureOverflow = overflow
         configuration.pcapPath = pcap
+    }
+
+    /// Loads `--policy`; a bad file ends the command before anything listens.
+    private func applyPolicyOptions(to configuration: inout RelayConfiguration) throws {
+        if policyDryRun, policy == nil { throw ValidationError("--policy-dry-run goes with --policy FILE") }
+        guard let policy else { return }
+        do {
+            configuration.policy = try PolicyStore(path: policy, dryRun: policyDryRun)
+        } catch {
+            FileHandleOutput.standardError("error: policy \(policy): \(error)")
+            throw ExitCode.failure
+        }
+        configuration.policyDryRun = policyDryRun
     }
 
     private func describe(_ routing: UpstreamRouting) -> String {
