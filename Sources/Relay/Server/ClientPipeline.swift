@@ -75,7 +75,8 @@ struct ClientPipeline {
             pending.handshake.refusal = HandshakeHandler.refusal(for: RelayError(.unknownDatabase(client.database)))
             return channel.eventLoop.makeSucceededFuture(nil)
         }
-        if let refusal = admit(client, channel: channel, clientAddress: clientAddress) {
+        let admission = admit(client, clientAddress: clientAddress)
+        if let refusal = admission.refusal {
             pending.handshake.refusal = refusal
             return channel.eventLoop.makeSucceededFuture(nil)
         }
@@ -85,6 +86,7 @@ struct ClientPipeline {
         let session = RelaySession(info: info, clientChannel: channel, configuration: configuration,
                                    observers: server.observerSet)
         pending.session = session
+        if let release = admission.release { session.whenFinished(release) }
         channel.closeFuture.whenComplete { _ in session.clientChannelClosed() }
         let hop = HopHandler(side: .upstream)
         hop.session = session
@@ -119,21 +121,22 @@ struct ClientPipeline {
             }
     }
 
-    /// Checks the connection rules; returns the refusal to answer with, or nil to go on. An
-    /// admitted session is counted until the client's connection closes.
-    private func admit(_ client: ClientHandshake, channel: Channel, clientAddress: String) -> HandshakeHandler.Refusal? {
-        guard let connections = server.configuration.policy?.connections else { return nil }
+    /// Checks the connection rules: the refusal to answer with, or, for an admitted session
+    /// (counted by the policy), what to run when the session finishes.
+    private func admit(_ client: ClientHandshake, clientAddress: String)
+        -> (refusal: HandshakeHandler.Refusal?, release: (() -> Void)?) {
+        guard let connections = server.configuration.policy?.connections else { return (nil, nil) }
         let facts = HandshakeFacts(clientIP: clientAddress, user: client.user, database: client.database,
                                    offeredSubprotocols: client.offeredProtocols, tls: sslContext != nil)
         let verdict = connections.admit(facts, now: PolicyClock.now())
-        if verdict.admits { channel.closeFuture.whenComplete { _ in connections.sessionClosed(facts) } }
-        guard case .refuse(let refusal) = verdict else { return nil }
+        let release = verdict.admits ? { connections.sessionClosed(facts) } : nil
+        guard case .refuse(let refusal) = verdict else { return (nil, release) }
         if refusal.dryRun {
             server.logger.info("policy dry-run: \(clientAddress) \(refusal) (admitted)")
-            return nil
+            return (nil, release)
         }
         server.policyMetrics?.verdict(rule: refusal.rule, action: "deny")
-        return HandshakeHandler.refusal(for: refusal)
+        return (HandshakeHandler.refusal(for: refusal), nil)
     }
 
     private func upgraded(_ channel: Channel, pending: Pending) throws {
