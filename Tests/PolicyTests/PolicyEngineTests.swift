@@ -168,4 +168,17 @@ struct PolicyEngineTests {
         let reply = MessageFacts(direction: .serverToClient, type: .response, properties: [:])
         #expect(actions(engine.evaluate(reply, session: Self.alice, now: 0)) == ["r: drop"])
     }
+
+    @Test("profile masks: more profile names than mask bits, unknown profiles, rules without a profile key")
+    func manyProfiles() throws {
+        let rules = (0..<70).map { "  - { name: r\($0), match: { profile: [p\($0), shared] }, action: { delay: 1ms } }" }
+        let engine = try Self.engine("rules:\n" + rules.joined(separator: "\n") + "\n  - { name: any, action: { delay: 2ms } }")
+        for index in [0, 62, 63, 69] {
+            #expect(engine.evaluate(Self.request("p\(index)"), session: Self.alice, now: 0).verdicts.map(\.rule) == ["r\(index)", "any"])
+        }
+        #expect(engine.evaluate(Self.request("shared"), session: Self.alice, now: 0).verdicts.count == 71)
+        #expect(engine.evaluate(Self.request("unknown"), session: Self.alice, now: 0).verdicts.map(\.rule) == ["any"])
+        let reply = MessageFacts(direction: .serverToClient, type: .response, properties: [:])
+        #expect(engine.evaluate(reply, session: Self.alice, now: 0).verdicts.map(\.rule) == ["any"])
+    }
 }

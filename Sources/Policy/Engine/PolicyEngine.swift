@@ -17,46 +17,97 @@ public final class PolicyEngine: Sendable {
     /// Also dry-run every rule (`--policy-dry-run`).
     public let dryRun: Bool
     let state: PolicyState
-    /// Rule indices by `BLIPDirection.rawValue`.
-    private let byDirection: [[Int]]
-    private let readsProfile: Bool
+    /// Per `BLIPDirection.rawValue`, the rules that apply to that direction as plain bit masks.
+    private let byDirection: [ContiguousArray<Prefilter>]
+    /// The profile names the rules name (bit i of a mask is `profileNames[i]`).
+    private let profileNames: ContiguousArray<String>
+    /// The rules behind references, so reaching one does not copy its fields.
+    private let compiled: ContiguousArray<CompiledRule>
+
+    /// What is checked for every rule of the message's direction: trivial values, no references.
+    struct Prefilter {
+        var rule: Int
+        /// Bit `MessageType.rawValue` set for each accepted type.
+        var typeMask: UInt8
+        /// Bit i set when `profileNames[i]` is accepted; all ones when no profile key is given.
+        var profileMask: UInt64
+        /// The rule names more profiles than there are mask bits: its list is checked afterwards.
+        var profileOverflow: Bool
+    }
+
+    final class CompiledRule: Sendable {
+        let rule: MessageRule
+        let needsBody: Bool
+        init(_ rule: MessageRule) {
+            self.rule = rule
+            needsBody = rule.needsBody
+        }
+    }
 
     public init(rules: [MessageRule], state: PolicyState = PolicyState(), dryRun: Bool = false) {
         self.rules = rules
         self.state = state
         self.dryRun = dryRun
+        compiled = ContiguousArray(rules.map(CompiledRule.init))
+        var names: [String] = []
+        for rule in rules { for name in rule.match.profiles ?? [] where !names.contains(name) { names.append(name) } }
+        let maskable = Array(names.prefix(63))  // bit 63 stands for "no profile, or one no rule names"
+        profileNames = ContiguousArray(maskable)
         byDirection = BLIPDirection.allCases.map { direction in
-            rules.indices.filter { rules[$0].match.direction == nil || rules[$0].match.direction == direction }
+            ContiguousArray(rules.indices.compactMap { index -> Prefilter? in
+                let match = rules[index].match
+                guard match.direction == nil || match.direction == direction else { return nil }
+                let types = match.types ?? MessageType.allCases
+                let typeMask = types.reduce(UInt8(0)) { $0 | 1 << $1.rawValue }
+                guard let profiles = match.profiles else {
+                    return Prefilter(rule: index, typeMask: typeMask, profileMask: ~0, profileOverflow: false)
+                }
+                let overflow = profiles.contains { !maskable.contains($0) }
+                let mask = overflow ? ~0 : profiles.reduce(UInt64(0)) { $0 | 1 << UInt64(maskable.firstIndex(of: $1)!) }
+                return Prefilter(rule: index, typeMask: typeMask, profileMask: mask, profileOverflow: overflow)
+            })
         }
-        readsProfile = rules.contains { $0.match.profiles != nil }
     }
 
     /// The verdicts for one message. `now` is nanoseconds on the relay's monotonic clock.
     public func evaluate(_ message: MessageFacts, session: SessionFacts, now: UInt64) -> PolicyVerdicts {
         var result = PolicyVerdicts()
-        let candidates = byDirection[message.direction.rawValue]
-        if candidates.isEmpty { return result }
-        let profile = readsProfile ? message.profile : nil
-        for index in candidates {
-            let rule = rules[index]
-            let match = rule.match
-            if let types = match.types, !types.contains(message.type) { continue }
-            if let profiles = match.profiles {
-                guard let profile, profiles.contains(profile) else { continue }
+        let filters = byDirection[message.direction.rawValue]
+        if filters.isEmpty { return result }
+        let typeBit: UInt8 = 1 << message.type.rawValue
+        let profile = profileNames.isEmpty ? nil : message.profile
+        let profileBit = profileBit(profile)
+        var lookups = MessageLookups()
+        for filter in filters {
+            guard filter.typeMask & typeBit != 0, filter.profileMask & profileBit != 0 else { continue }
+            let entry = compiled[filter.rule]
+            let rule = entry.rule
+            if filter.profileOverflow {
+                guard let profile, rule.match.profiles?.contains(profile) == true else { continue }
             }
-            guard match.matchesHead(message, session: session) else { continue }
-            if rule.needsBody {
+            guard rule.match.matchesRest(message, session: session, lookups: &lookups) else { continue }
+            if entry.needsBody {
                 guard message.bodySize != nil else {
                     result.needsBody = true
                     continue
                 }
-                guard match.matchesBody(message) else { continue }
+                guard rule.match.matchesBody(message) else { continue }
             }
             guard let action = resolve(rule, message, session, now: now) else { continue }
             result.verdicts.append(PolicyVerdict(rule: rule.name, action: action, dryRun: dryRun || rule.dryRun))
             if action.isTerminal { break }
         }
         return result
+    }
+
+    /// The mask bit of the message's profile: 0 when it has none or none of the rules names it
+    /// (then only rules without a profile key, or with more profiles than bits, pass); the top
+    /// bit is reserved so that "no profile key" (all ones) always passes.
+    @inline(__always)
+    private func profileBit(_ profile: String?) -> UInt64 {
+        guard let profile else { return 1 << 63 }
+        for index in profileNames.indices where profileNames[index] == profile { return 1 << UInt64(index) }
+        return 1 << 63
     }
 
     /// Forgets the per-session counters of a finished session.

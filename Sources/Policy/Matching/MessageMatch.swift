@@ -39,10 +39,13 @@ public struct MessageMatch: Sendable {
         if let profiles {
             guard let profile = message.profile, profiles.contains(profile) else { return false }
         }
-        return matchesRest(message, session: session)
+        var lookups = MessageLookups()
+        return matchesRest(message, session: session, lookups: &lookups)
     }
 
-    private func matchesRest(_ message: MessageFacts, session: SessionFacts) -> Bool {
+    /// The keys after side, type and profile (the engine checks those itself, reading the profile
+    /// once); `lookups` keeps property reads for the other rules of the same message.
+    func matchesRest(_ message: MessageFacts, session: SessionFacts, lookups: inout MessageLookups) -> Bool {
         if let user {
             guard let name = session.user, user.matches(name) else { return false }
         }
@@ -53,7 +56,7 @@ public struct MessageMatch: Sendable {
             guard let name = message.collection, collection.matches(name) else { return false }
         }
         if let doc {
-            guard let id = message.docID, doc.matches(id) else { return false }
+            guard let id = lookups.docID(message), doc.matches(id) else { return false }
         }
         if let channel {
             guard message.channels.contains(where: { channel.matches($0) }) else { return false }
@@ -95,5 +98,17 @@ public struct AttachmentMatch: Sendable {
         if let minSize, facts.length < minSize { return false }
         if let maxSize, facts.length > maxSize { return false }
         return true
+    }
+}
+
+/// Property reads shared by the rules checked for one message (each read at most once).
+struct MessageLookups {
+    private var cachedDocID: String??
+
+    mutating func docID(_ message: MessageFacts) -> String? {
+        if let cachedDocID { return cachedDocID }
+        let id = message.docID
+        cachedDocID = .some(id)
+        return id
     }
 }

@@ -1,5 +1,6 @@
 import BLIPCore
 import Foundation
+import NIOCore
 import Policy
 
 /// `blipscope bench policy`: nanoseconds per ``PolicyEngine/evaluate(_:session:now:)`` for
@@ -44,9 +45,11 @@ struct PolicyBenchmark {
 
     func run() throws {
         let session = SessionFacts(id: 1, user: "alice", clientIP: "10.0.0.7", database: "db", subprotocol: "BLIP_3+CBMobile_3")
+        // Properties as the relay has them: a decoded block read on demand.
+        var encoded = ByteBuffer()
+        Properties([("Profile", "rev"), ("id", "doc-000123"), ("rev", "2-a1b2c3"), ("sequence", "123")]).encode(into: &encoded)
         let request = MessageFacts(direction: .clientToServer, type: .request, number: 1,
-                                   properties: Properties([("Profile", "rev"), ("id", "doc-000123"), ("rev", "2-a1b2c3"),
-                                                           ("sequence", "123")]))
+                                   properties: try Properties.decode(from: &encoded))
         let reply = MessageFacts(direction: .serverToClient, type: .response, number: 1, properties: Properties())
         print("policy benchmark: \(evaluations) evaluations per round, best of \(rounds), \(ruleCount) rules, none matching")
         print(pad("scenario", 44), pad("request ns", 11), "reply ns")
