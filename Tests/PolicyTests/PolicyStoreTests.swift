@@ -39,6 +39,12 @@ struct PolicyStoreTests {
         try file.write("rules: []\nconnections: { rules: [{ name: tls, requireTLS: true }] }")
         #expect(try store.reloadIfChanged() == 1)
         #expect(store.engine.rules.isEmpty && store.connections.rules.count == 1)
+        try FileManager.default.removeItem(atPath: file.path)
+        #expect(throws: PolicyError.self) { try store.reloadIfChanged() }
+        #expect(try store.reloadIfChanged() == nil, "a missing file is reported once")
+        #expect(store.connections.rules.count == 1)
+        try file.write("rules: []")
+        #expect(try store.reloadIfChanged() == 0)
     }
 
     @Test("bucket state survives a reload for a rule whose name is unchanged, and is dropped for a removed one")

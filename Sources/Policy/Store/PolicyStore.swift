@@ -19,6 +19,8 @@ public final class PolicyStore: Sendable {
         var connections: ConnectionPolicy
         /// The file's bytes at the last load attempt (successful or not).
         var lastSeen: Data?
+        /// The last poll could not read the file (reported once).
+        var readFailed = false
     }
 
     /// Loads `path`; throws its first error (naming rule and field).
@@ -59,8 +61,21 @@ public final class PolicyStore: Sendable {
     /// unchanged (a broken file is reported once, not on every poll).
     public func reloadIfChanged() throws(PolicyError) -> Int? {
         guard let path else { return nil }
-        let data = try Self.read(path)
-        guard data != current.withLockedValue({ $0.lastSeen }) else { return nil }
+        let data: Data
+        do { data = try Self.read(path) } catch {
+            // A missing or unreadable file is reported once, until it can be read again.
+            let first = current.withLockedValue { current in
+                defer { current.readFailed = true }
+                return !current.readFailed
+            }
+            if first { throw error }
+            return nil
+        }
+        let unchanged = current.withLockedValue { current in
+            defer { current.readFailed = false }
+            return !current.readFailed && data == current.lastSeen
+        }
+        guard !unchanged else { return nil }
         return try install(data)
     }
 
