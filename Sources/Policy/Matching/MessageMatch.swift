@@ -40,31 +40,7 @@ public struct MessageMatch: Sendable {
             guard let profile = message.profile, profiles.contains(profile) else { return false }
         }
         var lookups = MessageLookups()
-        return matchesRest(message, session: session, lookups: &lookups)
-    }
-
-    /// The keys after side, type and profile (the engine checks those itself, reading the profile
-    /// once); `lookups` keeps property reads for the other rules of the same message.
-    func matchesRest(_ message: MessageFacts, session: SessionFacts, lookups: inout MessageLookups) -> Bool {
-        if let user {
-            guard let name = session.user, user.matches(name) else { return false }
-        }
-        if let clientIP {
-            guard let address = session.clientAddress, clientIP.contains(where: { $0.contains(address) }) else { return false }
-        }
-        if let collection {
-            guard let name = message.collection, collection.matches(name) else { return false }
-        }
-        if let doc {
-            guard let id = lookups.docID(message), doc.matches(id) else { return false }
-        }
-        if let channel {
-            guard message.channels.contains(where: { channel.matches($0) }) else { return false }
-        }
-        for (name, pattern) in properties {
-            guard let value = message.properties[name], pattern.matches(value) else { return false }
-        }
-        return true
+        return CompiledMatch(self).matchesRest(message, session: session, lookups: &lookups)
     }
 
     /// Checks the body keys; call only when ``MessageFacts/bodySize`` is known.

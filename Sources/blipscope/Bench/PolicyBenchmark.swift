@@ -29,12 +29,12 @@ struct PolicyBenchmark {
 
     /// Rules on the traffic's own profile that fail on later keys (doc globs and regexes, user,
     /// client IP, properties): every rule reads properties before it says no.
-    func sameProfile() -> String {
+    func sameProfile(regex: Bool) -> String {
         "rules:\n" + (0..<ruleCount).map { index in
             let match: String
             switch index % 5 {
             case 0: match = "doc: \"draft-\(index)-*\""
-            case 1: match = "doc: \"re:^secret-\(index)$\""
+            case 1: match = regex ? "doc: \"re:^secret-\(index)$\"" : "doc: \"secret-*-\(index)\""
             case 2: match = "user: \"bob-\(index)\""
             case 3: match = "clientIP: 203.0.\(index).0/24"
             default: match = "properties: { deleted: \"true\" }"
@@ -56,7 +56,8 @@ struct PolicyBenchmark {
         let scenarios = [
             Scenario(name: "no rules", yaml: "rules: []"),
             Scenario(name: "other profiles/sides (cheap keys say no)", yaml: otherProfiles()),
-            Scenario(name: "same profile, later keys say no", yaml: sameProfile()),
+            Scenario(name: "same profile, later keys say no", yaml: sameProfile(regex: true)),
+            Scenario(name: "same, globs instead of regexes", yaml: sameProfile(regex: false)),
         ]
         for scenario in scenarios {
             let engine = PolicyEngine(rules: try PolicyDocument(yaml: scenario.yaml).rules)
