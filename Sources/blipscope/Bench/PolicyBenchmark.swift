@@ -10,6 +10,8 @@ struct PolicyBenchmark {
     let evaluations: Int
     let rounds: Int
     var ruleCount = 20
+    /// Run only the scenarios whose name contains this text.
+    var only: String?
 
     struct Scenario {
         let name: String
@@ -59,7 +61,7 @@ struct PolicyBenchmark {
             Scenario(name: "same profile, later keys say no", yaml: sameProfile(regex: true)),
             Scenario(name: "same, globs instead of regexes", yaml: sameProfile(regex: false)),
         ]
-        for scenario in scenarios {
+        for scenario in scenarios where only.map({ scenario.name.contains($0) }) ?? true {
             let engine = PolicyEngine(rules: try PolicyDocument(yaml: scenario.yaml).rules)
             let requestNs = measure(engine, request, session)
             let replyNs = measure(engine, reply, session)

@@ -95,9 +95,13 @@ struct PolicyBench: ParsableCommand {
     @Option(help: "Rules loaded.")
     var rules = 20
 
+    @Option(help: "Run only the scenarios whose name contains this text.")
+    var only: String?
+
     func run() throws {
         var benchmark = PolicyBenchmark(evaluations: max(1, evaluations), rounds: max(1, rounds))
         benchmark.ruleCount = max(1, rules)
+        benchmark.only = only
         try benchmark.run()
     }
 }
