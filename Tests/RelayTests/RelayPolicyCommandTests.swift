@@ -44,4 +44,64 @@ struct RelayPolicyCommandTests {
         #expect(status != 0)
         #expect(errors.contains("--policy-dry-run goes with --policy"))
     }
+
+    /// Lines a child process writes, gathered as they come; waits are bounded.
+    final class OutputLines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var text = ""
+        private let arrived = DispatchSemaphore(value: 0)
+
+        init(_ handle: FileHandle) {
+            handle.readabilityHandler = { [self] handle in
+                let data = handle.availableData
+                if data.isEmpty { handle.readabilityHandler = nil }
+                lock.lock()
+                text += String(decoding: data, as: UTF8.self)
+                lock.unlock()
+                arrived.signal()
+            }
+        }
+
+        /// Waits (at most `seconds` in all) until the output contains `needle` `times` times.
+        func wait(for needle: String, times: Int = 1, seconds: Double = 20) -> Bool {
+            let deadline = DispatchTime.now() + seconds
+            while true {
+                lock.lock()
+                let found = text.components(separatedBy: needle).count - 1 >= times
+                lock.unlock()
+                if found { return true }
+                if arrived.wait(timeout: deadline) == .timedOut { return false }
+            }
+        }
+    }
+
+    @Test("a running relay rejects a broken edit, keeps its policy, and reloads a fixed one on SIGHUP",
+          .enabled(if: executable != nil))
+    func reloadWhileRunning() throws {
+        let path = NSTemporaryDirectory() + "live-policy-\(UUID().uuidString).yaml"
+        try "connections: { rules: [{ name: tls, requireTLS: true }] }\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = ["relay", "--listen", "127.0.0.1:0", "--policy", path]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        let logLines = OutputLines(output.fileHandleForReading)
+        let statusLines = OutputLines(errors.fileHandleForReading)
+        try process.run()
+        defer {
+            if process.isRunning { process.interrupt() }
+            process.waitUntilExit()
+        }
+        #expect(statusLines.wait(for: "listening"))
+        try "rules: [{ name: typo, action: { deny: {} }, mtach: {} }]\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(logLines.wait(for: "policy rejected: rule \"typo\": mtach: unknown key"), "the 1 s poll saw the edit")
+        #expect(logLines.wait(for: "keeping the previous policy"))
+        try "rules: []\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(logLines.wait(for: "policy reloaded (0 rules)"))
+        kill(process.processIdentifier, SIGHUP)
+        #expect(logLines.wait(for: "policy reloaded (0 rules)", times: 2), "SIGHUP reloads even an unchanged file")
+        #expect(process.isRunning, "SIGHUP reloads, it does not end the relay")
+    }
 }
