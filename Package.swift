@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "5.0.1"),
     ],
     targets: [
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
@@ -36,6 +37,14 @@ let package = Package(
         .target(
             name: "Replication",
             dependencies: ["BLIPCore", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .target(
+            name: "Policy",
+            dependencies: [
+                "BLIPCore",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Yams", package: "Yams"),
+            ]
         ),
         .target(
             name: "Capture",
@@ -59,7 +68,7 @@ let package = Package(
         .target(
             name: "Relay",
             dependencies: [
-                "BLIPCore", "BLIPNIO", "Replication", "Capture", "Mediation",
+                "BLIPCore", "BLIPNIO", "Replication", "Capture", "Mediation", "Policy",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -97,7 +106,7 @@ let package = Package(
         .executableTarget(
             name: "blipscope",
             dependencies: [
-                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication", "Gateway", "Replay", "Mediation",
+                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication", "Gateway", "Replay", "Mediation", "Policy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -128,7 +137,7 @@ let package = Package(
         .testTarget(
             name: "RelayTests",
             dependencies: [
-                "Relay", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport",
+                "Relay", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "Policy",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -157,6 +166,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "PolicyTests",
+            dependencies: ["Policy", "BLIPCore", "BLIPTestSupport"]
         ),
         .testTarget(
             name: "CaptureTests",

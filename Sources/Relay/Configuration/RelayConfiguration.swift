@@ -2,6 +2,7 @@ import BLIPCore
 import BLIPNIO
 import Mediation
 import NIOCore
+import Policy
 
 /// Everything `blipscope relay` can be told, as a plain value with defaults. The CLI maps its
 /// flags onto these fields one to one; the relay reads nothing else.
@@ -67,6 +68,15 @@ public struct RelayConfiguration: Sendable {
         /// Keep relaying, drop the records that do not fit, and record how many were dropped.
         case drop
     }
+
+    // MARK: policy (GitHub issue 7)
+
+    /// The policy in force (reloadable); nil applies none. Connection rules are checked at each
+    /// client's handshake, before the upstream is dialed.
+    public var policy: PolicyStore?
+    /// Log what the policy would do and do nothing (`--policy-dry-run`). The store is built with
+    /// the same flag, which marks every verdict it returns as dry-run.
+    public var policyDryRun = false
 
     public init(upstream: UpstreamRouting) {
         self.upstream = upstream

@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 import NIOWebSocket
+import Policy
 
 /// Sets up one accepted client connection: TLS (wss), HTTP with the raw WebSocket upgrader whose
 /// `shouldUpgrade` dials the upstream first and answers with the upstream's choice, the
@@ -74,12 +75,18 @@ struct ClientPipeline {
             pending.handshake.refusal = HandshakeHandler.refusal(for: RelayError(.unknownDatabase(client.database)))
             return channel.eventLoop.makeSucceededFuture(nil)
         }
+        let admission = admit(client, clientAddress: clientAddress)
+        if let refusal = admission.refusal {
+            pending.handshake.refusal = refusal
+            return channel.eventLoop.makeSucceededFuture(nil)
+        }
         let info = SessionInfo(id: server.makeSessionID(), clientAddress: clientAddress, user: client.user,
                                database: client.database, target: head.uri, upstream: url.description,
                                request: head, clientPort: channel.remoteAddress?.port)
         let session = RelaySession(info: info, clientChannel: channel, configuration: configuration,
                                    observers: server.observerSet, checkpoints: server.checkpoints)
         pending.session = session
+        if let release = admission.release { session.whenFinished(release) }
         channel.closeFuture.whenComplete { _ in session.clientChannelClosed() }
         let hop = HopHandler(side: .upstream)
         hop.session = session
@@ -112,6 +119,24 @@ struct ClientPipeline {
                 pending.handshake.refusal = HandshakeHandler.refusal(for: relayError)
                 return nil
             }
+    }
+
+    /// Checks the connection rules: the refusal to answer with, or, for an admitted session
+    /// (counted by the policy), what to run when the session finishes.
+    private func admit(_ client: ClientHandshake, clientAddress: String)
+        -> (refusal: HandshakeHandler.Refusal?, release: (() -> Void)?) {
+        guard let connections = server.configuration.policy?.connections else { return (nil, nil) }
+        let facts = HandshakeFacts(clientIP: clientAddress, user: client.user, database: client.database,
+                                   offeredSubprotocols: client.offeredProtocols, tls: sslContext != nil)
+        let verdict = connections.admit(facts, now: PolicyClock.now())
+        let release = verdict.admits ? { connections.sessionClosed(facts) } : nil
+        guard case .refuse(let refusal) = verdict else { return (nil, release) }
+        if refusal.dryRun {
+            server.logger.info("policy dry-run: \(clientAddress) \(refusal) (admitted)")
+            return (nil, release)
+        }
+        server.policyMetrics?.verdict(rule: refusal.rule, action: "deny")
+        return (HandshakeHandler.refusal(for: refusal), nil)
     }
 
     private func upgraded(_ channel: Channel, pending: Pending) throws {

@@ -20,6 +20,10 @@ public final class RelayServer: Sendable {
     private let state = NIOLockedValueBox(State())
     /// Checkpoint IDs seen across sessions, for the analyzers' shared-client findings.
     let checkpoints = CheckpointRegistry()
+    /// Where policy verdicts at the handshake are counted (the metrics observer's, if any).
+    let policyMetrics: RelayMetrics?
+    /// For policy lines that are no relay event (dry-run refusals).
+    let logger: Logger
 
     private struct State {
         var listener: Channel?
@@ -37,6 +41,8 @@ public final class RelayServer: Sendable {
         let logging = LoggingObserver(logger: logger, format: configuration.logFormat,
                                       redactBodies: configuration.redactBodies)
         self.observers = ObserverSet([logging] + observers + Self.recorders(for: configuration, logger: logger))
+        self.policyMetrics = observers.lazy.compactMap { ($0 as? MetricsObserver)?.metrics }.first
+        self.logger = logger
     }
 
     /// Binds the listener. Fails on a bad TLS certificate or key, or a busy address.

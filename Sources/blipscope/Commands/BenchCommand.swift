@@ -4,7 +4,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks, to run in release mode (swift build -c release).",
-        subcommands: [CodecBench.self, RelayBench.self, PullBench.self]
+        subcommands: [CodecBench.self, RelayBench.self, PullBench.self, PolicyBench.self]
     )
 }
 
@@ -88,5 +88,31 @@ struct PullBench: AsyncParsableCommand {
         var benchmark = PullBenchmark(documents: max(1, docs), rounds: max(1, rounds))
         if noLog { benchmark.logFile = nil }
         try await benchmark.run()
+    }
+}
+
+struct PolicyBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "policy",
+        abstract: "Policy engine: nanoseconds per message evaluation with rules loaded that match nothing."
+    )
+
+    @Option(help: "Evaluations per round.")
+    var evaluations = 2_000_000
+
+    @Option(help: "Rounds; the best is reported.")
+    var rounds = 5
+
+    @Option(help: "Rules loaded.")
+    var rules = 20
+
+    @Option(help: "Run only the scenarios whose name contains this text.")
+    var only: String?
+
+    func run() throws {
+        var benchmark = PolicyBenchmark(evaluations: max(1, evaluations), rounds: max(1, rounds))
+        benchmark.ruleCount = max(1, rules)
+        benchmark.only = only
+        try benchmark.run()
     }
 }

@@ -4,6 +4,7 @@ import Logging
 import Mediation
 import NIOCore
 import NIOPosix
+import Policy
 import Relay
 import ServiceLifecycle
 
@@ -88,6 +89,12 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: "Deny every request with this Profile, either way (repeatable): the relay answers HTTP 403 itself and re-encodes the session from then on.")
     var denyProfile: [String] = []
 
+    @Option(help: "Policy file (YAML): message and connection rules; reloaded on SIGHUP and when it changes.")
+    var policy: String?
+
+    @Flag(help: "With --policy: log what each rule would do, do nothing.")
+    var policyDryRun = false
+
     func run() async throws {
         let configuration = try makeConfiguration()
         let sink = try logFile.map(LineLogHandler.Sink.appending) ?? .standardOutput
@@ -97,6 +104,9 @@ struct RelayCommand: AsyncParsableCommand {
         let adminSetup = try admin.map { try AdminSetup.make(address: $0, token: adminToken, userLabels: metricsUserLabels) }
         let relay = RelayServer(configuration: configuration, group: group, logger: logger,
                                 observers: adminSetup.map { [$0.observer] } ?? [])
+        let reloader = configuration.policy.map { PolicyReloader(store: $0, logger: logger) }
+        reloader?.start()
+        defer { reloader?.stop() }
         let service = RelayService(relay: relay, announce: { address in
             FileHandleOutput.standardError("blipscope relay listening on \(address), upstream \(describe(configuration.upstream))")
         })
@@ -143,6 +153,7 @@ struct RelayCommand: AsyncParsableCommand {
         configuration.idleTimeout = idleTimeout > 0 ? .seconds(idleTimeout) : nil
         configuration.eventLoopThreads = max(1, threads)
         try applyCaptureOptions(to: &configuration)
+        try applyPolicyOptions(to: &configuration)
         return configuration
     }
 
@@ -155,6 +166,19 @@ struct RelayCommand: AsyncParsableCommand {
         configuration.captureMaxFileBytes = captureMaxFileMb.map { $0 << 20 }
         configuration.captureOverflow = overflow
         configuration.pcapPath = pcap
+    }
+
+    /// Loads `--policy`; a bad file ends the command before anything listens.
+    private func applyPolicyOptions(to configuration: inout RelayConfiguration) throws {
+        if policyDryRun, policy == nil { throw ValidationError("--policy-dry-run goes with --policy FILE") }
+        guard let policy else { return }
+        do {
+            configuration.policy = try PolicyStore(path: policy, dryRun: policyDryRun)
+        } catch {
+            FileHandleOutput.standardError("error: policy \(policy): \(error)")
+            throw ExitCode.failure
+        }
+        configuration.policyDryRun = policyDryRun
     }
 
     private func describe(_ routing: UpstreamRouting) -> String {
