@@ -32,7 +32,14 @@ public struct WebSocketClose: Sendable, Equatable, CustomStringConvertible {
     public func payload(allocator: ByteBufferAllocator = ByteBufferAllocator()) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 2 + reason.utf8.count)
         buffer.writeInteger(code, endianness: .big)
-        buffer.writeBytes(reason.utf8.prefix(123))
+        // At most 123 bytes of reason (RFC 6455 §5.5), cut between characters so it stays UTF-8.
+        var length = 0
+        for character in reason {
+            let size = character.utf8.count
+            guard length + size <= 123 else { break }
+            length += size
+        }
+        buffer.writeBytes(reason.utf8.prefix(length))
         return buffer
     }
 

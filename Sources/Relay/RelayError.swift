@@ -23,6 +23,8 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         case shuttingDown
         case captureFailed(String)
         case adminTokenRequired(host: String)
+        /// A policy `close` fault: end the session with this code (1006: drop without CLOSE).
+        case policyClose(code: UInt16, reason: String)
     }
 
     let kind: Kind
@@ -47,6 +49,7 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         case .frameTooLarge: return 1009
         case .webSocketProtocol: return 1002
         case .idleTimeout, .closeTimeout, .shuttingDown: return 1001
+        case .policyClose(let code, _): return code
         default: return 1011
         }
     }
@@ -79,6 +82,7 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         case .shuttingDown: return "shutting_down"
         case .captureFailed: return "capture_failed"
         case .adminTokenRequired: return "admin_token_required"
+        case .policyClose: return "policy_close"
         }
     }
 
@@ -117,6 +121,8 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
             return "relay shutting down"
         case .captureFailed(let detail):
             return "capture failed: \(detail)"
+        case .policyClose(let code, let reason):
+            return "policy closed the session with \(code)" + (reason.isEmpty ? "" : ": \(reason)")
         case .adminTokenRequired(let host):
             return "the admin listener on \(host) is not loopback: give it a bearer token (--admin-token)"
         }

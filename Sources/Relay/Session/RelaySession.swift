@@ -1,6 +1,7 @@
 import BLIPCore
 import BLIPNIO
 import Mediation
+import Policy
 import NIOCore
 import NIOHTTP1
 import NIOWebSocket
@@ -28,6 +29,8 @@ final class RelaySession: @unchecked Sendable {
     /// Set when the configuration gave this session a policy: frames are then decoded before they
     /// are forwarded, and the mediator decides what leaves.
     let mediator: SessionMediator?
+    /// The policy file's message rules for this session (``RelayConfiguration/policy``).
+    let policyMediation: PolicyMediation?
     var mediationTimers: [UInt64: Scheduled<Void>] = [:]
     private(set) var hops: [HopHandler?] = [nil, nil]
     private var channels: [Channel?] = [nil, nil]
@@ -56,7 +59,14 @@ final class RelaySession: @unchecked Sendable {
         let size = configuration.limits.maxWebSocketMessageSize
         pumps = [DirectionPump(direction: .clientToServer, maxMessageSize: size, allocator: allocator),
                  DirectionPump(direction: .serverToClient, maxMessageSize: size, allocator: allocator)]
-        if let policy = configuration.mediationPolicy?(info) {
+        var policyMediation: PolicyMediation?
+        if configuration.mediationPolicy == nil, let store = configuration.policy {
+            policyMediation = PolicyMediation(store: store, session: SessionFacts(
+                id: info.id, user: info.user, clientIP: info.clientAddress, database: info.database,
+                tls: configuration.serverTLS != nil))
+        }
+        self.policyMediation = policyMediation
+        if let policy = policyMediation ?? configuration.mediationPolicy?(info) {
             var limits = configuration.mediationLimits
             limits.decoder = configuration.limits.decoder
             mediator = SessionMediator(policy: policy, limits: limits)
@@ -67,11 +77,24 @@ final class RelaySession: @unchecked Sendable {
                                      decodes: mediator == nil)
         statistics.sessionID = info.id
         channels[HopHandler.Side.client.rawValue] = clientChannel
+        if let policyMediation {
+            policyMediation.report = { [unowned self] verdict in
+                guard observers.wants(.messages) else { return }
+                observers.emit(.verdict(verdict), kind: .messages)
+            }
+            policyMediation.closeSession = { [unowned self] code, reason in
+                // After the current read: a counted close lets the matched message go first.
+                eventLoop.execute { self.fail(RelayError(.policyClose(code: code, reason: reason))) }
+            }
+        }
     }
 
     // MARK: setup
 
-    func setSubprotocol(_ subprotocol: String?) { info.subprotocol = subprotocol }
+    func setSubprotocol(_ subprotocol: String?) {
+        info.subprotocol = subprotocol
+        policyMediation?.session.subprotocol = subprotocol
+    }
 
     func setUpstreamResponse(_ response: HTTPResponseHead) { info.upstreamResponse = response }
 
@@ -211,6 +234,11 @@ final class RelaySession: @unchecked Sendable {
         guard relayError == nil, !finished else { return }
         relayError = error
         let reason = "blipscope: " + error.description
+        if error.closeCode == 1006 {
+            // An abrupt drop, as a gateway that went away looks to its client: no CLOSE frame.
+            for channel in channels { channel?.close(promise: nil) }
+            return
+        }
         for hop in hops.compactMap({ $0 }) where !closeSent[hop.side.rawValue] {
             closeSent[hop.side.rawValue] = true
             let payload = WebSocketClose(code: error.closeCode, reason: reason).payload()
@@ -274,6 +302,7 @@ final class RelaySession: @unchecked Sendable {
     private func finish() {
         guard !finished else { return }
         finished = true
+        policyMediation?.engine.sessionEnded(info.id)
         closeTimer?.cancel()
         closeTimer = nil
         for timer in mediationTimers.values { timer.cancel() }

@@ -1,0 +1,218 @@
+import BLIPCore
+import Foundation
+import Mediation
+import NIOCore
+import Policy
+
+/// One session's bridge from the policy file's message rules (``PolicyEngine``) to the byte-level
+/// ``SessionMediator``: builds each message's ``MessageFacts``, asks the engine in force (a reload
+/// applies to the next message) and turns its verdicts into head and body decisions.
+///
+/// - `deny`, `errorReply`, `drop`, `delay`, `filterChanges` become mediator decisions directly.
+/// - `replyLatency` delays the reply to the matched request; `bandwidth` delays the message by
+///   its size ÷ rate; `withholdAcks` holds every ACK going back to the message's sender for the
+///   given time.
+/// - `close` ends the session with its code (1006: a TCP drop without CLOSE) through `closeSession`,
+///   after the message is forwarded when the rule counts (`afterMessages`/`afterBytes`).
+/// - Dry-run verdicts do nothing and are reported through `report` as `dry-run …`.
+///
+/// Rules with body keys (sizes, attachments) make the relay hold the message until it is
+/// complete and ask again with the body known; for such a message the other matching rules are
+/// evaluated twice as well (their rate limits and counts see it twice).
+///
+/// Collections: the relay learns the session's `getCollections` list (the request body is read
+/// once) so that `collection: scope.name` matches messages carrying a `collection` index.
+///
+/// Event-loop confined, like the session that owns it.
+final class PolicyMediation: MediationPolicy {
+    private let store: PolicyStore
+    /// Who the session is; the sub-protocol is filled in once the upstream has chosen it.
+    var session: SessionFacts
+    /// The engine whose per-session counters to release when the session ends.
+    var engine: PolicyEngine { store.engine }
+    /// Reports a verdict the mediator does not see (dry runs, closes, reply latency, ACK holds).
+    var report: (VerdictEvent) -> Void = { _ in }
+    /// Ends the session with a WebSocket close code (1006: drop without CLOSE).
+    var closeSession: (UInt16, String) -> Void = { _, _ in }
+    /// Requests whose reply is to be held: key = request direction and number.
+    private var replyDelays: [ReplyKey: TimeAmount] = [:]
+    /// ACKs travelling in a direction are held until this time (per `BLIPDirection.rawValue`).
+    private var ackHoldUntil: [NIODeadline?] = [nil, nil]
+    /// `scope.collection` by the index the session's `getCollections` gave it.
+    private var collections: [String] = []
+    /// Messages held for their body, with what the head evaluation decided for the body stage.
+    private var pendingBody: [ReplyKey: PendingBody] = [:]
+
+    private struct ReplyKey: Hashable {
+        var direction: BLIPDirection
+        var number: MessageNumber
+        var isRequest: Bool
+    }
+
+    private enum PendingBody {
+        /// Evaluate again with the body known.
+        case evaluate
+        /// Filter the changes list's entries whose document ID matches.
+        case filterChanges(TextPattern, rule: String)
+        /// Hold by size ÷ rate.
+        case bandwidth(Int, rule: String)
+        /// Learn the collection names.
+        case collections
+    }
+
+    init(store: PolicyStore, session: SessionFacts) {
+        self.store = store
+        self.session = session
+    }
+
+    // MARK: MediationPolicy
+
+    func decide(head: MediatedHead) -> HeadDecision {
+        let key = ReplyKey(direction: head.direction, number: head.number, isRequest: head.type == .request)
+        if head.type.isReply, let delay = replyDelays.removeValue(forKey: ReplyKey(direction: head.direction.reversed,
+                                                                                  number: head.number, isRequest: true)) {
+            return .delay(delay, rule: nil)
+        }
+        if head.type == .request, head.direction == .clientToServer, head.properties.profile == "getCollections" {
+            pendingBody[key] = .collections  // evaluated once, at the body stage
+            return .awaitBody()
+        }
+        let verdicts = store.engine.evaluate(facts(head, bodySize: nil), session: session, now: PolicyClock.now())
+        if verdicts.isEmpty { return .pass }
+        if verdicts.needsBody && !verdicts.enforced.contains(where: { $0.action.isTerminal }) {
+            pendingBody[key] = .evaluate
+            return .awaitBody()
+        }
+        return apply(verdicts, head: head, key: key)
+    }
+
+    func decide(body message: BLIPMessage, head: MediatedHead) -> BodyDecision {
+        let key = ReplyKey(direction: head.direction, number: head.number, isRequest: head.type == .request)
+        switch pendingBody.removeValue(forKey: key) {
+        case .collections:
+            learnCollections(message.body)
+            let verdicts = store.engine.evaluate(facts(head, bodySize: message.body.readableBytes),
+                                                 session: session, now: PolicyClock.now())
+            return verdicts.isEmpty ? .pass : bodyDecision(apply(verdicts, head: head, key: key), message: message, head: head)
+        case .filterChanges(let pattern, let rule):
+            return ChangesFilter.decision(for: message, rule: rule) { !pattern.matches($0) }
+        case .bandwidth(let rate, let rule):
+            let bytes = message.properties.encodedSize + message.body.readableBytes
+            return BodyDecision(.delay(.nanoseconds(Int64(Double(bytes) / Double(rate) * 1e9))), rule: rule)
+        case .evaluate, nil:
+            var facts = facts(head, bodySize: message.body.readableBytes)
+            facts.attachments = Self.attachments(of: message)
+            let verdicts = store.engine.evaluate(facts, session: session, now: PolicyClock.now())
+            if verdicts.isEmpty { return .pass }
+            return bodyDecision(apply(verdicts, head: head, key: key), message: message, head: head)
+        }
+    }
+
+    func holdAck(_ ack: AckInfo, travelling direction: BLIPDirection) -> TimeAmount? {
+        guard let until = ackHoldUntil[direction.rawValue] else { return nil }
+        let now = NIODeadline.now()
+        guard until > now else {
+            ackHoldUntil[direction.rawValue] = nil
+            return nil
+        }
+        return until - now
+    }
+
+    // MARK: verdicts
+
+    /// Carries out the enforced verdicts (in rule order, up to the first that stops the message)
+    /// and reports the dry-run ones.
+    private func apply(_ verdicts: PolicyVerdicts, head: MediatedHead, key: ReplyKey) -> HeadDecision {
+        var decision = HeadDecision.pass
+        var delay: TimeAmount?
+        for verdict in verdicts.verdicts {
+            if verdict.dryRun {
+                report(event(head, rule: verdict.rule, action: "dry-run \(verdict.action)"))
+                continue
+            }
+            switch verdict.action {
+            case .deny(let reply), .errorReply(let reply):
+                return .deny(Mediation.ErrorReply(domain: reply.domain, code: reply.code, message: reply.message),
+                             rule: verdict.rule)
+            case .drop:
+                return .drop(rule: verdict.rule)
+            case .filterChanges(let pattern):
+                pendingBody[key] = .filterChanges(pattern, rule: verdict.rule)
+                decision = .awaitBody(rule: verdict.rule)
+            case .delay(let nanoseconds):
+                let amount = TimeAmount.nanoseconds(Int64(nanoseconds))
+                delay = max(delay ?? .zero, amount)
+                decision = .delay(delay!, rule: verdict.rule)
+            case .replyLatency(let nanoseconds):
+                replyDelays[ReplyKey(direction: head.direction, number: head.number, isRequest: true)] =
+                    .nanoseconds(Int64(nanoseconds))
+                report(event(head, rule: verdict.rule, action: "\(verdict.action)"))
+            case .withholdAcks(let nanoseconds):
+                ackHoldUntil[head.direction.reversed.rawValue] = .now() + .nanoseconds(Int64(nanoseconds))
+                report(event(head, rule: verdict.rule, action: "\(verdict.action)"))
+            case .bandwidth(let rate):
+                if case .pass = decision.action {
+                    pendingBody[key] = .bandwidth(rate, rule: verdict.rule)
+                    decision = .awaitBody(rule: verdict.rule)
+                }
+            case .close(let code, let reason, let afterForwarding):
+                report(event(head, rule: verdict.rule, action: "\(verdict.action)"))
+                closeSession(code, reason)
+                if !afterForwarding { return .drop(rule: verdict.rule) }
+            }
+        }
+        return decision
+    }
+
+    /// A head decision taken at the body stage, as a body decision.
+    private func bodyDecision(_ head: HeadDecision, message: BLIPMessage, head mediated: MediatedHead) -> BodyDecision {
+        switch head.action {
+        case .pass: return BodyDecision(.pass, rule: head.rule)
+        case .deny(let reply): return BodyDecision(.deny(reply), rule: head.rule)
+        case .drop: return BodyDecision(.drop, rule: head.rule)
+        case .delay(let amount): return BodyDecision(.delay(amount), rule: head.rule)
+        case .awaitBody:
+            // filterChanges or bandwidth chosen with the body already here: decide now.
+            return decide(body: message, head: mediated)
+        }
+    }
+
+    private func event(_ head: MediatedHead, rule: String, action: String) -> VerdictEvent {
+        VerdictEvent(sessionID: session.id, direction: head.direction, number: head.number, type: head.type,
+                     profile: head.profile, rule: rule, action: action)
+    }
+
+    // MARK: facts
+
+    private func facts(_ head: MediatedHead, bodySize: Int?) -> MessageFacts {
+        var collection: String?
+        if !collections.isEmpty, let index = head.properties["collection"].flatMap(Int.init),
+           collections.indices.contains(index) {
+            collection = collections[index]
+        }
+        return MessageFacts(direction: head.direction, type: head.type, number: head.number,
+                            noReply: head.flags.isNoReply, properties: head.properties, collection: collection,
+                            bodySize: bodySize)
+    }
+
+    /// `getCollections` body: `{"collections": ["scope.name" or "name", …], …}` (default scope when
+    /// the scope is left out).
+    private func learnCollections(_ body: ByteBuffer) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+              let names = object["collections"] as? [String] else { return }
+        collections = names.map { $0.contains(".") ? $0 : "_default.\($0)" }
+    }
+
+    /// A `rev` body's `_attachments`: content type and length of each.
+    static func attachments(of message: BLIPMessage) -> [AttachmentFacts]? {
+        guard message.properties.profile == "rev", message.body.readableBytes > 0,
+              message.body.readableBytesView.firstRange(of: Array("_attachments".utf8)) != nil,
+              let object = try? JSONSerialization.jsonObject(with: Data(message.body.readableBytesView)) as? [String: Any],
+              let attachments = object["_attachments"] as? [String: Any] else { return nil }
+        return attachments.values.compactMap { value in
+            guard let meta = value as? [String: Any] else { return nil }
+            return AttachmentFacts(contentType: meta["content_type"] as? String,
+                                   length: (meta["length"] as? Int) ?? 0)
+        }
+    }
+}
