@@ -55,6 +55,9 @@ struct RelayBench: AsyncParsableCommand {
     @Flag(help: "Mediate: the relay denies one request at the start of each session, so both directions are re-encoded (renumbered, CRC recomputed) from then on.")
     var mediate = false
 
+    @Option(help: "Run the relay with this policy file (e.g. samples/policy-bench-20.yaml, 20 rules that match nothing).")
+    var policy: String?
+
     @Flag(help: "With --mediate: the denied request is compressed, so the relay also re-deflates every later compressed frame from the client.")
     var redeflate = false
 
@@ -63,6 +66,7 @@ struct RelayBench: AsyncParsableCommand {
         let captureDirectory = capture ? CaptureBenchReport.makeDirectory() : nil
         if let captureDirectory { arguments += ["--capture", captureDirectory] }
         if mediate || redeflate { arguments += ["--deny-profile", RelayBenchmark.deniedProfile] }
+        if let policy { arguments += ["--policy", policy] }
         try await RelayBenchmark(scale: scale, only: Set(only.uppercased()), relayArguments: arguments, nginx: nginx,
                                  mediate: mediate || redeflate, denyCompressed: redeflate).run()
         if let captureDirectory { try CaptureBenchReport(directory: captureDirectory).print() }
