@@ -16,7 +16,7 @@ public final class RelayMetrics: Sendable {
     /// Distinct values kept per traffic-derived label before folding into `other`.
     public static let maxLabelValues = 64
     /// Policy actions the dashboard knows; others are counted as `other`.
-    public static let policyActions = ["allow", "deny", "drop", "delay", "modify", "fault", "other"]
+    public static let policyActions = ["allow", "deny", "drop", "delay", "modify", "fault", "dry_run", "other"]
 
     let userLabels: Bool
     private let factory: any MetricsFactory

@@ -78,13 +78,14 @@ public struct VerdictEvent: Sendable {
     /// What was done: `deny 403`, `drop`, `delay 250ms`, `replace`, `answer`, `hold-ack 2s`.
     public var action: String
 
-    /// The action as a metric label: `deny`, `drop`, `delay`, `fault` (a withheld ACK) or
-    /// `modify` (replace, answer).
+    /// The action as a metric label: `deny`, `drop`, `delay`, `fault` (withheld ACKs, reply
+    /// latency, closes, bandwidth), `dry_run` (logged, not done) or `modify` (replace, answer).
     public var metricAction: String {
         let verb = action.prefix { $0 != " " }
         switch verb {
         case "deny", "drop", "delay": return String(verb)
-        case "hold-ack": return "fault"
+        case "hold-ack", "withholdAcks", "replyLatency", "close", "bandwidth", "errorReply": return "fault"
+        case "dry-run": return "dry_run"
         default: return "modify"
         }
     }

@@ -1,0 +1,111 @@
+import BLIPCore
+import BLIPNIO
+import NIOCore
+import Policy
+import Testing
+@testable import Relay
+
+/// A relay with a policy file's message rules, between BLIPNIO peers: each rule's verdict is
+/// carried out on the wire, reported as a verdict event, and the session goes on where it should.
+@Suite struct RelayMessagePolicyTests {
+    static func harness(_ yaml: String, dryRun: Bool = false) async throws -> RelayHarness {
+        let store = PolicyStore(document: try PolicyDocument(yaml: yaml), dryRun: dryRun)
+        return try await RelayHarness.start(relay: { $0.policy = store; $0.policyDryRun = dryRun })
+    }
+
+    static func verdicts(_ harness: RelayHarness) -> [VerdictEvent] {
+        harness.recorder.all.compactMap { if case .verdict(let verdict) = $0 { verdict } else { nil } }
+    }
+
+    @Test func aDeniedRequestGetsTheRulesErrorAndLaterRequestsStillWork() async throws {
+        let harness = try await Self.harness("""
+            rules:
+              - name: no-secrets
+                match: { from: client, profile: secret }
+                action: { deny: { domain: HTTP, code: 403, message: "not through this relay" } }
+            """)
+        let client = try await harness.connected()
+        let first = try await withTimeout { try await client.request(.request(profile: "echo", body: body("one"), compressed: true)) }
+        #expect(first.type == .response)
+        let denied = try await withTimeout { try await client.request(.request(profile: "secret", body: body("s"), compressed: true)) }
+        #expect(denied.type == .error)
+        #expect(denied.properties["Error-Domain"] == "HTTP")
+        #expect(denied.properties["Error-Code"] == "403")
+        #expect(String(buffer: denied.body) == "not through this relay")
+        // The upstream never saw it: its next request number is the client's #3 as #2, compressed
+        // on a deflate stream the relay re-encoded.
+        for index in 0..<5 {
+            let reply = try await withTimeout {
+                try await client.request(.request(profile: "echo", body: body("after-\(index)"), compressed: true))
+            }
+            #expect(String(buffer: reply.body) == "after-\(index)")
+        }
+        let verdict = try #require(Self.verdicts(harness).first)
+        #expect(verdict.rule == "no-secrets")
+        #expect(verdict.metricAction == "deny")
+        #expect(verdict.profile == "secret")
+        try await client.close()
+        let summary = try await harness.recorder.sessionClosed()
+        #expect(summary.relayError == nil)
+        try await harness.shutdown()
+    }
+
+    @Test func aDryRunRuleIsReportedAndTheTrafficIsUntouched() async throws {
+        let harness = try await Self.harness("""
+            rules:
+              - name: would-deny
+                match: { profile: secret }
+                action: { deny: { code: 403 } }
+            """, dryRun: true)
+        let client = try await harness.connected()
+        let reply = try await withTimeout { try await client.request(.request(profile: "secret", body: body("s"))) }
+        #expect(reply.type == .response, "a dry run forwards the request")
+        let verdict = try #require(Self.verdicts(harness).first)
+        #expect(verdict.action.hasPrefix("dry-run deny"))
+        #expect(verdict.metricAction == "dry_run")
+        try await client.close()
+        _ = try await harness.recorder.sessionClosed()
+        try await harness.shutdown()
+    }
+
+    @Test(arguments: [UInt16(4001), 4002, 1011])
+    func aCloseFaultEndsTheSessionWithItsCodeOnBothSides(code: UInt16) async throws {
+        let harness = try await Self.harness("""
+            rules:
+              - name: flaky
+                match: { from: client, profile: echo }
+                action: { close: { code: \(code), reason: "injected", afterMessages: 3 } }
+            """)
+        let client = try await harness.connected()
+        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        for index in 0..<2 {
+            let reply = try await withTimeout { try await client.request(.request(profile: "echo", body: body("\(index)"))) }
+            #expect(reply.type == .response)
+        }
+        _ = try? await client.send(.request(profile: "echo", body: body("third")))
+        let clientSaw = try await withTimeout { try await client.closed.get() }
+        let upstreamSaw = try await withTimeout { try await server.closed.get() }
+        #expect(clientSaw.code == code)
+        #expect(upstreamSaw.code == code)
+        let summary = try await harness.recorder.sessionClosed()
+        #expect(summary.relayError?.code == "policy_close")
+        try await harness.shutdown()
+    }
+
+    @Test func anAbruptCloseFaultDropsBothConnectionsWithoutACloseFrame() async throws {
+        let harness = try await Self.harness("""
+            rules:
+              - name: cable-pulled
+                match: { from: client, profile: unplug }
+                action: { close: { code: 1006 } }
+            """)
+        let client = try await harness.connected()
+        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        _ = try? await client.send(.request(profile: "unplug"))
+        let clientSaw = try await withTimeout { try await client.closed.get() }
+        let upstreamSaw = try await withTimeout { try await server.closed.get() }
+        #expect(clientSaw.abrupt)
+        #expect(upstreamSaw.abrupt)
+        try await harness.shutdown()
+    }
+}
