@@ -69,11 +69,12 @@ final class PolicyMediation: MediationPolicy {
 
     func decide(head: MediatedHead) -> HeadDecision {
         let key = ReplyKey(direction: head.direction, number: head.number, isRequest: head.type == .request)
-        if head.type.isReply, let delay = replyDelays.removeValue(forKey: ReplyKey(direction: head.direction.reversed,
-                                                                                  number: head.number, isRequest: true)) {
+        if head.type.isReply, !replyDelays.isEmpty,
+           let delay = replyDelays.removeValue(forKey: ReplyKey(direction: head.direction.reversed,
+                                                                number: head.number, isRequest: true)) {
             return .delay(delay, rule: nil)
         }
-        if head.type == .request, head.direction == .clientToServer, head.properties.profile == "getCollections" {
+        if head.type == .request, head.direction == .clientToServer, Self.isGetCollections(head.properties) {
             pendingBody[key] = .collections  // evaluated once, at the body stage
             return .awaitBody()
         }
@@ -183,6 +184,20 @@ final class PolicyMediation: MediationPolicy {
     }
 
     // MARK: facts
+
+    private static let getCollectionsProfile = Array("getCollections".utf8)
+    private static let profileKey = Array("Profile".utf8)
+
+    /// Whether the request is `getCollections`, read from the raw properties (no string made).
+    private static func isGetCollections(_ properties: Properties) -> Bool {
+        var found = false
+        properties.forEachRawPair { key, value in
+            guard key.elementsEqual(profileKey) else { return true }
+            found = value.elementsEqual(getCollectionsProfile)
+            return false
+        }
+        return found
+    }
 
     private func facts(_ head: MediatedHead, bodySize: Int?) -> MessageFacts {
         var collection: String?
