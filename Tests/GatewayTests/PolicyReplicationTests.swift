@@ -189,6 +189,19 @@ import Testing
         }
     }
 
+    /// Once the peer has closed, a request fails at once instead of waiting for a reply that can
+    /// never come (what kept a pusher waiting after a policy close).
+    @Test func aRequestAfterThePeerClosedFailsAtOnce() async throws {
+        try await withGateway { gateway in
+            let connection = try #require(try await gateway.dial().connection)
+            try await connection.close(code: 1000, reason: "")
+            _ = try await connection.closed.get()
+            await #expect(throws: (any Error).self) {
+                _ = try await connection.request(.request(profile: "getCheckpoint", properties: ["client": "x"]))
+            }
+        }
+    }
+
     // MARK: deny
 
     /// Drafts are refused with 403 one by one; the other documents are pushed.
