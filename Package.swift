@@ -152,7 +152,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "Relay", "BLIPNIO", "BLIPCore", "Replication", "BLIPTestSupport",
+                "Gateway", "Relay", "Policy", "BLIPNIO", "BLIPCore", "Replication", "BLIPTestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -33,6 +33,8 @@ public final class BLIPChannelHandler: ChannelDuplexHandler {
     private var closeSent = false
     private var readingPaused = false
     private var readPending = false
+    /// Set once the channel went inactive: later requests fail at once instead of waiting forever.
+    private var inactive = false
 
     public init(role: Role, limits: BLIPLimits = .default, eventLoop: EventLoop,
                 onRequest: @escaping RequestHandler = { _, _ in }) {
@@ -50,8 +52,9 @@ public final class BLIPChannelHandler: ChannelDuplexHandler {
     /// Queues a request. The future gives the reply (RPY or ERR: check `type`); a NoReply request's
     /// future gives the request back as soon as it is queued.
     public func sendRequest(_ request: BLIPMessage) -> EventLoopFuture<BLIPMessage> {
-        let number = endpoint.send(request: request)
         let eventLoop = closePromise.futureResult.eventLoop
+        if inactive { return eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
+        let number = endpoint.send(request: request)
         defer { writeFrames() }
         if request.isNoReply { return eventLoop.makeSucceededFuture(request) }
         let promise = eventLoop.makePromise(of: BLIPMessage.self)
@@ -125,6 +128,7 @@ public final class BLIPChannelHandler: ChannelDuplexHandler {
 
     public func channelInactive(context: ChannelHandlerContext) {
         let close = remoteClose ?? .abnormal
+        inactive = true
         for promise in replyPromises.values { promise.fail(ChannelError.ioOnClosedChannel) }
         replyPromises.removeAll()
         closePromise.succeed(close)

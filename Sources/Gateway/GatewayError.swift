@@ -14,6 +14,7 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
         case remote(domain: String, code: Int, message: String)
         case refused(status: Int, body: String)
         case connection(String)
+        case peerClosed(code: UInt16, reason: String)
         case invalidConfiguration(String)
         case seedData(String)
     }
@@ -34,6 +35,7 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
     }
     static func refused(status: Int, body: String) -> Self { Self(.refused(status: status, body: body)) }
     static func connection(_ detail: String) -> Self { Self(.connection(detail)) }
+    static func peerClosed(code: UInt16, reason: String) -> Self { Self(.peerClosed(code: code, reason: reason)) }
     static func invalidConfiguration(_ detail: String) -> Self { Self(.invalidConfiguration(detail)) }
     static func seedData(_ detail: String) -> Self { Self(.seedData(detail)) }
 
@@ -49,13 +51,28 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
         case .tooLarge: return 413
         case .remote(_, let code, _): return code
         case .refused(let status, _): return status
-        case .connection: return 503
+        case .connection, .peerClosed: return 503
         case .invalidConfiguration, .seedData: return 500
         }
     }
 
     /// True when this is a conflict: a 409 from us or from the peer.
     public var isConflict: Bool { status == 409 }
+
+    /// The WebSocket close code that ended a replication before it finished (1006 when the TCP
+    /// connection dropped without a CLOSE); nil for any other error.
+    public var closeCode: UInt16? {
+        if case .peerClosed(let code, _) = reason { return code }
+        return nil
+    }
+
+    /// How Couchbase Lite would treat this end of a replication (wire-format reference §7): by the
+    /// close code when the peer closed, by the HTTP status of a refused handshake or error reply
+    /// otherwise.
+    public var closeReaction: PeerCloseReaction {
+        if let closeCode { return PeerCloseReaction(closeCode: closeCode) }
+        return PeerCloseReaction(httpStatus: status)
+    }
 
     public var description: String {
         switch reason {
@@ -71,6 +88,8 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
         case .refused(let status, let body):
             return "the server refused the WebSocket upgrade with HTTP \(status)" + (body.isEmpty ? "" : ": \(body)")
         case .connection(let detail): return "connection failed: \(detail)"
+        case .peerClosed(let code, let reason):
+            return "the peer closed the connection with \(code) before replication finished" + (reason.isEmpty ? "" : ": \(reason)")
         case .invalidConfiguration(let detail): return "invalid configuration: \(detail)"
         case .seedData(let detail): return "cannot load seed data: \(detail)"
         }

@@ -48,8 +48,11 @@ final class ActiveSession: @unchecked Sendable {
     /// Marks `index` as pulled (its subChanges is about to go out).
     func subscribe(_ index: Int) { pulls[index].subscribed = true }
 
+    /// What the pull waits on fails with when the connection ends first.
+    static let closedBeforeFinishing = GatewayError.connection("the peer closed the connection before replication finished")
+
     func connectionClosed() {
-        pullCompleted.fail(GatewayError.connection("the peer closed the connection before replication finished"))
+        pullCompleted.fail(Self.closedBeforeFinishing)
     }
 
     func handle(_ request: BLIPMessage, from handler: BLIPPeer) {

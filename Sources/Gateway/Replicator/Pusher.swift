@@ -58,7 +58,8 @@ struct Pusher: Sendable {
         let reply = try await connection.request(request)
         if let error = GatewayError.from(reply: reply) {
             if error.isConflict { return nil }
-            throw error
+            try refuseBatch(entries, error)
+            return []
         }
         let answers = try JSONValue.parse(reply.body, what: "changes reply").arrayValue ?? []
         var wanted: [(ChangeEntry, [String])] = []
@@ -81,7 +82,10 @@ struct Pusher: Sendable {
         })
         let reply = try await connection.request(.request(profile: ReplicationProfile.proposeChanges.rawValue,
                                                           properties: properties(), body: body.jsonBuffer))
-        if let error = GatewayError.from(reply: reply) { throw error }
+        if let error = GatewayError.from(reply: reply) {
+            try refuseBatch(entries, error)
+            return []
+        }
         let statuses = try JSONValue.parse(reply.body, what: "proposeChanges reply").arrayValue ?? []
         var wanted: [(ChangeEntry, [String])] = []
         for (offset, entry) in entries.enumerated() {
@@ -100,6 +104,20 @@ struct Pusher: Sendable {
             }
         }
         return wanted
+    }
+
+    /// A changes/proposeChanges request refused as a whole: a permanent refusal (403 from a
+    /// read-only user, say) fails each of its documents, which are then not pushed and not retried
+    /// until they change, as LiteCore records them; anything transient ends the run (wire-format
+    /// reference §7).
+    private func refuseBatch(_ entries: [ChangeEntry], _ error: GatewayError) throws {
+        guard error.closeReaction == .permanent, (400..<500).contains(error.status) else { throw error }
+        results.update {
+            for entry in entries {
+                $0.documentErrors.append(DocumentError(docID: entry.docID, revID: entry.revID, status: error.status,
+                                                       reason: error.description))
+            }
+        }
     }
 
     private func recordConflict(_ entry: ChangeEntry, reason: String) {

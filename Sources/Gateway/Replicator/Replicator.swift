@@ -32,7 +32,8 @@ public final class Replicator: Sendable {
 
     /// Runs the replication. Throws when it cannot connect or the handshake is refused
     /// (``GatewayError/status`` holds the HTTP status), when the peer lacks a collection, or
-    /// when the connection drops before a one-shot replication finished.
+    /// when the connection drops before a one-shot replication finished (``GatewayError/closeCode``
+    /// holds the peer's close code, ``GatewayError/closeReaction`` how Couchbase Lite would react).
     public func run() async throws -> ReplicationResult {
         let paths = configuration.collections.isEmpty ? [GatewayDatabase.defaultCollection] : configuration.collections
         let legacy = configuration.collections.isEmpty
@@ -47,8 +48,9 @@ public final class Replicator: Sendable {
             try await replicate(connection, session: session, keepers: keepers, paths: paths, legacy: legacy, results: results)
             for keeper in keepers { try await keeper.save() }
         } catch {
+            let ended = await endedByPeer(error, connection: connection)
             try? await connection.close(code: 1000, reason: "")
-            throw error
+            throw ended
         }
         try? await connection.close(code: 1000, reason: "")
         return results.snapshot
@@ -84,6 +86,21 @@ public final class Replicator: Sendable {
         } else if configuration.direction.pulls {
             try await session.pullCompleted.futureResult.or(stopPromise.futureResult).get()
         }
+    }
+
+    /// A failure caused by the connection ending underneath the replication, as the close the peer
+    /// sent (``WebSocketClose/abnormal``, 1006, for a drop without CLOSE), so that callers can
+    /// tell transient from permanent ends (``GatewayError/closeReaction``, wire-format reference §7).
+    /// Only errors raised by a closed channel wait for its close, which has then already happened.
+    private func endedByPeer(_ error: any Error, connection: BLIPConnection) async -> any Error {
+        let closedUnderneath: Bool
+        switch error {
+        case ChannelError.ioOnClosedChannel, ChannelError.alreadyClosed, ChannelError.eof: closedUnderneath = true
+        case let error as GatewayError: closedUnderneath = error == ActiveSession.closedBeforeFinishing
+        default: closedUnderneath = false
+        }
+        guard closedUnderneath, let close = try? await connection.closed.get() else { return error }
+        return GatewayError.peerClosed(code: close.code, reason: close.reason)
     }
 
     private func subscribe(_ connection: BLIPConnection, session: ActiveSession, index: Int?, since: JSONValue?) async throws {

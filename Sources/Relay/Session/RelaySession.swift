@@ -45,6 +45,9 @@ final class RelaySession: @unchecked Sendable {
     private var finishedCallbacks: [() -> Void] = []
     /// Held ``SessionReadGate``s: while above zero neither hop reads (capture back-pressure).
     private var readHolds = 0
+    /// A policy `close` asked for while a message was being mediated: carried out right after
+    /// that message is written, before any later frame of the same read is forwarded.
+    private var requestedClose: RelayError?
     /// Shared by every session of the relay, for the analyzers' shared-client findings.
     private let checkpoints: CheckpointRegistry?
 
@@ -83,8 +86,10 @@ final class RelaySession: @unchecked Sendable {
                 observers.emit(.verdict(verdict), kind: .messages)
             }
             policyMediation.closeSession = { [unowned self] code, reason in
-                // After the current read: a counted close lets the matched message go first.
-                eventLoop.execute { self.fail(RelayError(.policyClose(code: code, reason: reason))) }
+                // After the matched message is written (a counted close lets it go first); the
+                // fallback covers a decision taken outside a read (a timer).
+                requestedClose = RelayError(.policyClose(code: code, reason: reason))
+                eventLoop.execute { self.carryOutRequestedClose() }
             }
         }
     }
@@ -171,8 +176,11 @@ final class RelaySession: @unchecked Sendable {
         case .connectionClose:
             closeReceived(frame, on: hop)
         default:
+            // Closing for the relay's own reason: nothing more is forwarded either way.
+            guard relayError == nil else { return }
             if mediator != nil {
                 mediate(frame, on: hop)
+                carryOutRequestedClose()
                 return
             }
             let written = pump.forward(frame, to: partner(of: hop))
@@ -229,14 +237,25 @@ final class RelaySession: @unchecked Sendable {
         }
     }
 
+    private func carryOutRequestedClose() {
+        guard let close = requestedClose else { return }
+        requestedClose = nil
+        fail(close, awaitingCloseReplies: true)
+    }
+
     /// Ends the session for the relay's own reason: CLOSE with its code to both sides, then drop.
-    func fail(_ error: RelayError) {
+    /// With `awaitingCloseReplies` (a policy close, which a client must see with its code) each
+    /// side's TCP connection is closed once that side answered the CLOSE (or after the close
+    /// timeout): closing at once can reset a connection whose peer is still sending, and the
+    /// peer's stack then drops the unread CLOSE and reports 1006 instead (RFC 6455 §7.1.1).
+    func fail(_ error: RelayError, awaitingCloseReplies: Bool = false) {
         guard relayError == nil, !finished else { return }
         relayError = error
         let reason = "blipscope: " + error.description
         if error.closeCode == 1006 {
             // An abrupt drop, as a gateway that went away looks to its client: no CLOSE frame.
-            for channel in channels { channel?.close(promise: nil) }
+            // What was forwarded before it (the counted message) still goes out first.
+            closeAll()
             return
         }
         for hop in hops.compactMap({ $0 }) where !closeSent[hop.side.rawValue] {
@@ -247,7 +266,18 @@ final class RelaySession: @unchecked Sendable {
             // Flushed now: closing one channel may close the other before ``closeAll()`` reaches it.
             hop.flush()
         }
-        closeAll()
+        guard awaitingCloseReplies else {
+            closeAll()
+            return
+        }
+        if closes[0] != nil && closes[1] != nil {
+            closeAll()
+        } else if closeTimer == nil {
+            closeTimer = eventLoop.scheduleTask(in: configuration.closeTimeout) { [self] in
+                closeTimer = nil
+                closeAll()
+            }
+        }
     }
 
     func idle() { fail(RelayError(.idleTimeout)) }
