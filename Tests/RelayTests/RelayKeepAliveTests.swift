@@ -125,15 +125,15 @@ import Testing
     }
 
     @Test func trafficKeepsASessionAliveAcrossSeveralIdlePeriods() async throws {
-        let harness = try await RelayHarness.start(relay: { $0.idleTimeout = .milliseconds(1500) })
+        let harness = try await RelayHarness.start(relay: { $0.idleTimeout = .seconds(4) })
         let client = try await harness.connected()
         let clientSide = try await ControlFrameRecorder.install(on: client)
-        // Pings every ~250 ms for well over the idle period: each answered PONG proves the session is open.
-        for index in 0..<10 {
+        // Pings every ~600 ms for well over the idle period: each answered PONG proves the session is open.
+        for index in 0..<8 {
             try await client.channel.writeAndFlush(Self.ping("keep-\(index)", masked: true))
             let answered = try await clientSide.nextPong()
             #expect(answered == "keep-\(index)")
-            try await Task.sleep(for: .milliseconds(250))  // spacing, not synchronization
+            try await Task.sleep(for: .milliseconds(600))  // spacing, not synchronization
         }
         let reply = try await withTimeout { try await client.request(.request(profile: "still-here")) }
         #expect(reply.type == .response)
@@ -153,7 +153,8 @@ import Testing
         let channel = try await ClientBootstrap(group: harness.group)
             .channelInitializer { $0.pipeline.addHandler(Silent()) }
             .connect(to: harness.relayAddress).get()
-        try await channel.writeAndFlush(ByteBuffer(string: "GET /db/_blipsync HTTP/1.1\r\nHost: 127.0.0.1\r\n"))
+        // On a loaded machine the relay may have given up before this arrives: that is the point.
+        try? await channel.writeAndFlush(ByteBuffer(string: "GET /db/_blipsync HTTP/1.1\r\nHost: 127.0.0.1\r\n"))
         // The relay closes the connection; no session ever opened.
         try await withTimeout { try await channel.closeFuture.get() }
         #expect(!harness.recorder.all.contains { if case .sessionOpened = $0 { true } else { false } })
