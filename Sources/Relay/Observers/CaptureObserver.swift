@@ -102,7 +102,7 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
         switch event {
         case .frame(let frame):
             guard let bytes = frame.bytes, let capture = capture(frame.sessionID) else { return }
-            record(.frame(.init(time: .now(), direction: frame.direction, bytes: bytes)), in: capture)
+            record(.frame(.init(time: .now(), direction: frame.direction, leg: frame.leg, bytes: bytes)), in: capture)
         case .messageHead(let id, let direction, let head):
             guard let capture = capture(id),
                   capture.shouldRecordHead(direction: direction, type: head.type, number: head.number, complete: false)

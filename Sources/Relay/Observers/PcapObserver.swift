@@ -67,7 +67,8 @@ public final class PcapObserver: RelayRecorder, @unchecked Sendable {
     public func observe(_ event: RelayEvent) {
         switch event {
         case .frame(let frame):
-            guard let bytes = frame.bytes else { return }
+            // This file holds the client leg; frames the relay built for the upstream are not on it.
+            guard let bytes = frame.bytes, frame.leg.appears(on: .client) else { return }
             enqueue(.frame(frame.sessionID, frame.direction, bytes, .now()), bytes: bytes.readableBytes)
         case .sessionClosed(let summary):
             enqueue(.close(summary, .now()), bytes: 0)

@@ -1,5 +1,6 @@
 import BLIPCore
 import BLIPNIO
+import enum Capture.CaptureLeg
 import NIOCore
 import NIOHTTP1
 import Replication
@@ -25,9 +26,9 @@ public struct SessionInfo: Sendable {
     /// The sub-protocol the upstream chose.
     public var subprotocol: String?
     /// The client's upgrade request as received (secrets included: observers redact).
-    public var request: HTTPRequestHead? = nil
+    public var request: NIOHTTP1.HTTPRequestHead? = nil
     /// The upstream's 101 answer as received.
-    public var upstreamResponse: HTTPResponseHead? = nil
+    public var upstreamResponse: NIOHTTP1.HTTPResponseHead? = nil
     /// The client's TCP port, when known.
     public var clientPort: Int? = nil
     /// From dialing the upstream to its 101 answer.
@@ -111,6 +112,10 @@ public struct FrameEvent: Sendable {
     /// The BLIP frame (one WebSocket message payload, unmasked), only for observers with
     /// ``RelayEventInterests/frameBytes``; shares storage with the relay's copy (no extra copy).
     public var bytes: ByteBuffer? = nil
+    /// Which of the session's two connections carried these bytes: both while the relay forwards
+    /// the direction unchanged; once it re-encodes, a received frame was on its sender's leg only
+    /// and a frame the relay built on its receiver's leg only.
+    public var leg: CaptureLeg = .both
 }
 
 public struct MessageEvent: Sendable {

@@ -1,4 +1,5 @@
 import BLIPCore
+import Capture
 import Mediation
 import NIOCore
 import NIOWebSocket
@@ -32,9 +33,29 @@ extension RelaySession {
             fail(RelayError(.decodeFailed(error, direction)))
             return
         }
-        write(output, original: whole ? frame : nil, originalBytes: bytes, from: hop)
+        let built = write(output, original: whole ? frame : nil, originalBytes: bytes, from: hop)
         if let decoded = output.decoded {
-            inspector.inspect(decoded: decoded, bytes: bytes, direction: direction, statistics: &statistics)
+            // Forwarded as it came, the frame crossed both legs; otherwise only its sender's.
+            let passed = output.sends.contains { send in
+                if case .original = send.payload { send.direction == direction } else { false }
+            }
+            inspector.inspect(decoded: decoded, bytes: bytes, direction: direction, statistics: &statistics,
+                              leg: passed ? .both : Self.leg(receivedTravelling: direction))
+        }
+        recordBuilt(built)
+    }
+
+    /// The leg a frame travelling `direction` arrives on.
+    static func leg(receivedTravelling direction: BLIPDirection) -> CaptureLeg {
+        direction == .clientToServer ? .client : .upstream
+    }
+
+    /// Frames the relay built (re-encoded, its own ERRs and ACKs) for capture, each on the leg it
+    /// was sent on: the receiver's.
+    private func recordBuilt(_ built: [(BLIPDirection, ByteBuffer)]) {
+        guard observers.wants(.frameBytes) else { return }
+        for (direction, bytes) in built {
+            inspector.emitUndecoded(bytes, direction: direction, leg: Self.leg(receivedTravelling: direction.reversed))
         }
     }
 
@@ -43,7 +64,7 @@ extension RelaySession {
         guard let mediator, !isFinished else { return }
         do {
             let output = try mediator.timerFired(token)
-            write(output, original: nil, originalBytes: nil, from: nil)
+            recordBuilt(write(output, original: nil, originalBytes: nil, from: nil))
             for hop in hops.compactMap({ $0 }) { hop.flush() }
         } catch {
             fail(RelayError(.decodeFailed(error, .clientToServer)))
@@ -53,9 +74,11 @@ extension RelaySession {
     /// Sends the mediator's output in order, arms its timers and reports its verdicts. Frames that
     /// go back toward `source` (ACKs, ERRs) are flushed at once: the read batch flushes only the
     /// other hop.
+    @discardableResult
     private func write(_ output: MediatorOutput, original: WebSocketFrame?, originalBytes: ByteBuffer?,
-                       from source: HopHandler?) {
+                       from source: HopHandler?) -> [(BLIPDirection, ByteBuffer)] {
         var wroteBack = false
+        var built: [(BLIPDirection, ByteBuffer)] = []
         for send in output.sends {
             let destination = hops[send.direction == .clientToServer ? HopHandler.Side.upstream.rawValue
                                                                      : HopHandler.Side.client.rawValue]
@@ -69,8 +92,9 @@ extension RelaySession {
                     // A fragmented message leaves as one frame with the same BLIP bytes.
                     written = pump.send(blipFrame: originalBytes ?? ByteBuffer(), to: destination)
                 }
-            case .bytes(let built):
-                written = pump.send(blipFrame: built, to: destination)
+            case .bytes(let bytes):
+                written = pump.send(blipFrame: bytes, to: destination)
+                if observers.wants(.frameBytes) { built.append((send.direction, bytes)) }
             }
             statistics.framesForwarded[send.direction.rawValue] += 1
             statistics.bytesForwarded[send.direction.rawValue] += written
@@ -82,11 +106,12 @@ extension RelaySession {
                 mediationTimerFired(timer.token)
             }
         }
-        guard !output.reports.isEmpty, observers.wants(.messages) else { return }
+        guard !output.reports.isEmpty, observers.wants(.messages) else { return built }
         for report in output.reports {
             observers.emit(.verdict(VerdictEvent(sessionID: info.id, direction: report.direction, number: report.number,
                                                  type: report.type, profile: report.profile, rule: report.rule,
                                                  action: report.action)), kind: .messages)
         }
+        return built
     }
 }

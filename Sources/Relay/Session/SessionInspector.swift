@@ -1,4 +1,5 @@
 import BLIPCore
+import Capture
 import NIOCore
 import Replication
 
@@ -64,18 +65,20 @@ final class SessionInspector {
     /// decodes every frame once, before forwarding) and turns it into events, as ``inspect(_:direction:statistics:)``
     /// does. `bytes` is the BLIP frame as received. Never fails: the decoder's budget is the mediator's.
     func inspect(decoded: DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
-                 statistics: inout SessionStatistics) {
-        _ = record(decoded, bytes: bytes, direction: direction, statistics: &statistics, enforcesBudget: false)
+                 statistics: inout SessionStatistics, leg: CaptureLeg = .both) {
+        _ = record(decoded, bytes: bytes, direction: direction, statistics: &statistics, enforcesBudget: false, leg: leg)
     }
 
     private func record(_ decoded: DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
-                        statistics: inout SessionStatistics, enforcesBudget: Bool = true) -> RelayError? {
+                        statistics: inout SessionStatistics, enforcesBudget: Bool = true,
+                        leg: CaptureLeg = .both) -> RelayError? {
         if observers.wants(.frames) || observers.wants(.frameBytes) {
             var ack: AckInfo?
             if case .ack(let info) = decoded.outcome { ack = info }
             var event = FrameEvent(sessionID: sessionID, direction: direction, number: decoded.number,
                                    flags: decoded.flags, wireBytes: bytes.readableBytes,
                                    payloadBytes: decoded.payloadBytes)
+            event.leg = leg
             if observers.wants(.frameBytes) { event.bytes = bytes }
             observers.emitFrame(event, ack: ack, decoded: true)
         }
@@ -108,11 +111,13 @@ final class SessionInspector {
 
     /// A frame the decoder could not (or no longer does) read, for ``RelayEventInterests/frameBytes``
     /// observers only: number 0 and no flags.
-    func emitUndecoded(_ bytes: ByteBuffer, direction: BLIPDirection) {
+    /// Also a frame the relay built itself (mediating mode), on the one `leg` it crossed.
+    func emitUndecoded(_ bytes: ByteBuffer, direction: BLIPDirection, leg: CaptureLeg = .both) {
         guard observers.wants(.frameBytes) else { return }
         var event = FrameEvent(sessionID: sessionID, direction: direction, number: 0, flags: FrameFlags(rawValue: 0),
                                wireBytes: bytes.readableBytes, payloadBytes: 0)
         event.bytes = bytes
+        event.leg = leg
         observers.emitFrame(event, ack: nil, decoded: false)
     }
 
