@@ -108,4 +108,41 @@ import Testing
         #expect(upstreamSaw.abrupt)
         try await harness.shutdown()
     }
+
+    @Test func latencyBandwidthAndWithheldAcksHoldTrafficAndLetItThrough() async throws {
+        let harness = try await Self.harness("""
+            rules:
+              - name: slow-replies
+                match: { from: client, profile: slow }
+                action: { replyLatency: { latency: 50ms } }
+              - name: thin-pipe
+                match: { from: client, profile: big }
+                action: { bandwidth: 4MB }
+              - name: sticky-acks
+                match: { from: client, profile: bulk }
+                action: { withholdAcks: 50ms }
+            """)
+        let client = try await harness.connected()
+        let slow = try await withTimeout { try await client.request(.request(profile: "slow", body: body("s"))) }
+        #expect(String(buffer: slow.body) == "s")
+        let bigBody = String(repeating: "b", count: 20_000)
+        let big = try await withTimeout { try await client.request(.request(profile: "big", body: body(bigBody))) }
+        #expect(big.body.readableBytes == 20_000)
+        let bulkBody = String(repeating: "0123456789", count: 60_000)  // 600 kB: the upstream ACKs it
+        let bulk = try await withTimeout { try await client.request(.request(profile: "bulk", body: body(bulkBody))) }
+        #expect(bulk.body.readableBytes == bulkBody.utf8.count)
+        let verdicts = Self.verdicts(harness)
+        // The reply to `slow` was held (reported by the mediator as a delay of the reply).
+        #expect(verdicts.contains { $0.rule == "slow-replies" && $0.action.hasPrefix("replyLatency") })
+        #expect(verdicts.contains { $0.type.isReply && $0.number == 1 && $0.action.hasPrefix("delay") })
+        // `big` was held by its size ÷ rate.
+        #expect(verdicts.contains { $0.rule == "thin-pipe" && $0.action.hasPrefix("delay") })
+        // The upstream's ACKs of `bulk` were held on their way back to the client.
+        #expect(verdicts.contains { $0.rule == "sticky-acks" && $0.action.hasPrefix("withholdAcks") })
+        #expect(verdicts.contains { $0.action.hasPrefix("hold-ack") })
+        try await client.close()
+        let summary = try await harness.recorder.sessionClosed()
+        #expect(summary.relayError == nil)
+        try await harness.shutdown()
+    }
 }
