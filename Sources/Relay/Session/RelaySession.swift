@@ -244,11 +244,11 @@ final class RelaySession: @unchecked Sendable {
     }
 
     /// Ends the session for the relay's own reason: CLOSE with its code to both sides, then drop.
-    /// With `awaitingCloseReplies` (a policy close, which a client must see with its code) each
-    /// side's TCP connection is closed once that side answered the CLOSE (or after the close
-    /// timeout): closing at once can reset a connection whose peer is still sending, and the
-    /// peer's stack then drops the unread CLOSE and reports 1006 instead (RFC 6455 §7.1.1).
-    func fail(_ error: RelayError, awaitingCloseReplies: Bool = false) {
+    /// With `awaitingCloseReplies` (the default) the TCP connections are closed once both sides
+    /// answered the CLOSE (or after the close timeout): closing at once can reset a connection
+    /// whose peer is still sending, and the peer's stack then drops the unread CLOSE and reports
+    /// 1006 instead of the relay's code (RFC 6455 §7.1.1).
+    func fail(_ error: RelayError, awaitingCloseReplies: Bool = true) {
         guard relayError == nil, !finished else { return }
         relayError = error
         let reason = "blipscope: " + error.description
