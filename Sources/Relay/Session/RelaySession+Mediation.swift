@@ -56,7 +56,7 @@ extension RelaySession {
     private func write(_ output: MediatorOutput, original: WebSocketFrame?, originalBytes: ByteBuffer?,
                        from source: HopHandler?) {
         var wroteBack = false
-        for send in output.sends {
+        output.forEachSend { send in
             let destination = hops[send.direction == .clientToServer ? HopHandler.Side.upstream.rawValue
                                                                      : HopHandler.Side.client.rawValue]
             let pump = pumps[send.direction.rawValue]
