@@ -6,6 +6,9 @@ import NIOCore
 /// once; the ``MediationPolicy`` decides per message; the output says what to send.
 ///
 /// - Until its first intervention a direction is forwarded byte for byte (``MediatedSend/Payload/original``).
+///   A message that arrives whole in one frame and passes at its head takes the fast path of
+///   `SessionMediator+PassThrough.swift`: only its number (and, for a request awaiting a reply,
+///   its profile) is remembered, which is all a later intervention needs.
 /// - After it, the direction is re-encoded for the rest of the session (see ``MediatedDirection``):
 ///   requests are renumbered so a swallowed one leaves no gap and replies are mapped back (§4.4);
 ///   replies the relay sends itself are uncompressed, so the receiver's inflater is untouched (§3.2).
