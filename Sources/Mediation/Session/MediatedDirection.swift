@@ -57,7 +57,7 @@ final class MediatedDirection {
             if flags.isCompressed { deflateBroken = true }
             try encoder.encodeFrame(number: number, flags: flags, chunk: chunk, into: &bytes)
         }
-        output.sends.append(MediatedSend(direction: direction, payload: .bytes(bytes)))
+        output.append(MediatedSend(direction: direction, payload: .bytes(bytes)))
     }
 
     /// Frames a whole message the relay sends (a reply in a peer's place, a replacement, a held

@@ -35,9 +35,12 @@ public struct MediationReport: Sendable, Equatable {
 }
 
 /// What the session must do after one received frame or one timer.
+///
+/// The first send is stored inline, so the common output (forward the received frame, nothing
+/// else) allocates nothing; read the sends with ``forEachSend(_:)`` on a hot path.
 public struct MediatorOutput: Sendable {
-    /// In order: WebSocket binary messages to send.
-    public var sends: [MediatedSend] = []
+    private var firstSend: MediatedSend?
+    private var laterSends: [MediatedSend] = []
     public var timers: [MediationTimer] = []
     /// The frame as decoded (for the inspector and observers); nil for a timer. Reply numbers are
     /// in the requester's own numbering, so replies pair with their requests.
@@ -46,10 +49,30 @@ public struct MediatorOutput: Sendable {
 
     public init() {}
 
+    /// In order: WebSocket binary messages to send.
+    public var sends: [MediatedSend] {
+        guard let firstSend else { return [] }
+        return [firstSend] + laterSends
+    }
+
+    /// How many WebSocket binary messages to send.
+    public var sendCount: Int { firstSend == nil ? 0 : 1 + laterSends.count }
+
+    /// Adds one send after those already in the output.
+    public mutating func append(_ send: MediatedSend) {
+        if firstSend == nil { firstSend = send } else { laterSends.append(send) }
+    }
+
+    /// Visits the sends in order without building an array.
+    public func forEachSend(_ body: (MediatedSend) throws -> Void) rethrows {
+        guard let firstSend else { return }
+        try body(firstSend)
+        for send in laterSends { try body(send) }
+    }
+
     /// True when the only thing to do is forward the received frame unchanged.
     public var isPassThrough: Bool {
-        sends.count == 1 && timers.isEmpty && reports.isEmpty && {
-            if case .original = sends[0].payload { return true } else { return false }
-        }()
+        guard let firstSend, laterSends.isEmpty, timers.isEmpty, reports.isEmpty else { return false }
+        if case .original = firstSend.payload { return true } else { return false }
     }
 }

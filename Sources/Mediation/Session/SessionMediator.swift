@@ -6,6 +6,9 @@ import NIOCore
 /// once; the ``MediationPolicy`` decides per message; the output says what to send.
 ///
 /// - Until its first intervention a direction is forwarded byte for byte (``MediatedSend/Payload/original``).
+///   A message that arrives whole in one frame and passes at its head takes the fast path of
+///   `SessionMediator+PassThrough.swift`: only its number (and, for a request awaiting a reply,
+///   its profile) is remembered, which is all a later intervention needs.
 /// - After it, the direction is re-encoded for the rest of the session (see ``MediatedDirection``):
 ///   requests are renumbered so a swallowed one leaves no gap and replies are mapped back (§4.4);
 ///   replies the relay sends itself are uncompressed, so the receiver's inflater is untouched (§3.2).
@@ -53,7 +56,7 @@ public final class SessionMediator {
             if !other.isReencoding { sendAck(ack, travelling: direction, original: bytes, into: &output) }
         case .ignored:
             if !lane.isReencoding {
-                output.sends.append(MediatedSend(direction: direction, payload: .original))
+                output.append(MediatedSend(direction: direction, payload: .original))
                 lane.forwardedChecksum = lane.decoder.checksum
             }
         case .data:
@@ -69,7 +72,7 @@ public final class SessionMediator {
     public func timerFired(_ token: UInt64, now: NIODeadline = .now()) throws(BLIPError) -> MediatorOutput {
         var output = MediatorOutput()
         if let ack = heldAcks.removeValue(forKey: token) {
-            output.sends.append(ack)
+            output.append(ack)
             return output
         }
         guard let (direction, key) = timers.removeValue(forKey: token),
@@ -85,7 +88,7 @@ public final class SessionMediator {
     private func sendAck(_ ack: AckInfo, travelling direction: BLIPDirection, original: ByteBuffer?,
                          into output: inout MediatorOutput) {
         guard let delay = policy.holdAck(ack, travelling: direction) else {
-            output.sends.append(MediatedSend(direction: direction, payload: original == nil
+            output.append(MediatedSend(direction: direction, payload: original == nil
                 ? .bytes(BLIPFrame.ack(ack.type, number: ack.number, bytes: ack.bytes, allocator: allocator)) : .original))
             return
         }
@@ -103,6 +106,12 @@ public final class SessionMediator {
     private func receiveData(_ decoded: inout DecodedFrame, lane: MediatedDirection, other: MediatedDirection,
                              into output: inout MediatorOutput) throws(BLIPError) {
         let type = decoded.flags.type!
+        var decided: (head: MediatedHead, decision: HeadDecision)?
+        switch passThrough(&decoded, type: type, lane: lane, other: other, into: &output) {
+        case .forwarded: return
+        case .decided(let head, let decision): decided = (head, decision)
+        case .ineligible: break
+        }
         let key = MessageKey(isRequest: type == .request, number: decoded.number)
         let message: MediatedMessage
         if decoded.startsMessage {
@@ -113,7 +122,11 @@ public final class SessionMediator {
             preconditionFailure("the decoder accepted a frame of a message the mediator does not know")
         }
         let properties = decoded.head?.properties ?? decoded.message?.properties
-        if message.head == nil, let properties {
+        if let decided {
+            // The fast path asked the policy already (same head): carry out its answer.
+            message.head = decided.head
+            try apply(decided.decision, to: message, lane: lane, other: other, into: &output)
+        } else if message.head == nil, let properties {
             let profile = type == .request ? nil : other.numbers.entry(forwarded: message.number)?.profile
             let head = MediatedHead(direction: lane.direction, number: message.forwardedNumber ?? message.number,
                                     type: type, flags: message.flags, properties: properties, requestProfile: profile)
@@ -165,7 +178,7 @@ public final class SessionMediator {
                 try lane.encodeFrame(number: message.forwardedNumber!, flags: flags, chunk: chunk,
                                      wirePayload: wirePayload, into: &output)
             } else {
-                output.sends.append(MediatedSend(direction: lane.direction, payload: .original))
+                output.append(MediatedSend(direction: lane.direction, payload: .original))
                 lane.forwardedChecksum = lane.decoder.checksum
             }
         case .swallow, .replaced:

@@ -36,8 +36,9 @@ extension RelaySession {
         let built = write(output, original: whole ? frame : nil, originalBytes: bytes, from: hop)
         if let decoded = output.decoded {
             // Forwarded as it came, the frame crossed both legs; otherwise only its sender's.
-            let passed = output.sends.contains { send in
-                if case .original = send.payload { send.direction == direction } else { false }
+            var passed = false
+            output.forEachSend { send in
+                if case .original = send.payload, send.direction == direction { passed = true }
             }
             inspector.inspect(decoded: decoded, bytes: bytes, direction: direction, statistics: &statistics,
                               leg: passed ? .both : Self.leg(receivedTravelling: direction))
@@ -79,7 +80,7 @@ extension RelaySession {
                        from source: HopHandler?) -> [(BLIPDirection, ByteBuffer)] {
         var wroteBack = false
         var built: [(BLIPDirection, ByteBuffer)] = []
-        for send in output.sends {
+        output.forEachSend { send in
             let destination = hops[send.direction == .clientToServer ? HopHandler.Side.upstream.rawValue
                                                                      : HopHandler.Side.client.rawValue]
             let pump = pumps[send.direction.rawValue]
