@@ -145,4 +145,55 @@ import Testing
         #expect(summary.relayError == nil)
         try await harness.shutdown()
     }
+
+    @Test func collectionRulesMatchTheIndexTheSessionsGetCollectionsNamed() async throws {
+        let harness = try await Self.harness("""
+            rules:
+              - name: frozen-inventory
+                match: { from: client, profile: rev, collection: "inventory.*" }
+                action: { deny: { code: 403, message: "inventory is read-only" } }
+            """)
+        let client = try await harness.connected()
+        let collections = #"{"collections":["inventory.items","sales.orders"],"checkpoint_ids":["a","b"]}"#
+        _ = try await withTimeout { try await client.request(.request(profile: "getCollections", body: body(collections))) }
+        let toSales = try await withTimeout {
+            try await client.request(.request(profile: "rev", properties: ["id": "o1", "rev": "1-a", "collection": "1"],
+                                              body: body("{}")))
+        }
+        #expect(toSales.type == .response, "collection 1 is sales.orders")
+        let toInventory = try await withTimeout {
+            try await client.request(.request(profile: "rev", properties: ["id": "i1", "rev": "1-a", "collection": "0"],
+                                              body: body("{}")))
+        }
+        #expect(toInventory.type == .error, "collection 0 is inventory.items")
+        #expect(String(buffer: toInventory.body) == "inventory is read-only")
+        try await client.close()
+        _ = try await harness.recorder.sessionClosed()
+        try await harness.shutdown()
+    }
+
+    @Test func attachmentRulesReadTheRevBodysAttachments() async throws {
+        let harness = try await Self.harness("""
+            rules:
+              - name: no-big-videos
+                match: { from: client, profile: rev, attachment: { contentType: "video/*", minSize: 1KB } }
+                action: { deny: { code: 413, message: "no videos" } }
+            """)
+        let client = try await harness.connected()
+        @Sendable func rev(_ id: String, _ type: String, _ length: Int) -> BLIPMessage {
+            .request(profile: "rev", properties: ["id": id, "rev": "1-a"], body: body("""
+                {"_attachments":{"a":{"content_type":"\(type)","length":\(length),"digest":"sha1-x","stub":true}}}
+                """))
+        }
+        let photo = try await withTimeout { try await client.request(rev("p", "image/png", 50_000)) }
+        #expect(photo.type == .response)
+        let clip = try await withTimeout { try await client.request(rev("v", "video/mp4", 50_000)) }
+        #expect(clip.type == .error)
+        #expect(clip.properties["Error-Code"] == "413")
+        let tiny = try await withTimeout { try await client.request(rev("t", "video/mp4", 10)) }
+        #expect(tiny.type == .response, "under minSize")
+        try await client.close()
+        _ = try await harness.recorder.sessionClosed()
+        try await harness.shutdown()
+    }
 }
