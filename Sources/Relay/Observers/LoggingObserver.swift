@@ -42,7 +42,8 @@ public struct LoggingObserver: RelayObserver {
         case .handshakeRefused(let refusal):
             logger.info("\(line.refused(refusal))")
         case .message(let event):
-            logger.info("\(line.message(event, summary: event.analysis?.summary))")
+            // Handed over as it is: an interpolation would copy the line once more.
+            logger.info(Logger.Message(stringLiteral: line.message(event, summary: event.analysis?.summary)))
         case .messageHead:
             break
         case .decodeError(let id, let direction, let error):
