@@ -45,6 +45,9 @@ final class RelaySession: @unchecked Sendable {
     private var finishedCallbacks: [() -> Void] = []
     /// Held ``SessionReadGate``s: while above zero neither hop reads (capture back-pressure).
     private var readHolds = 0
+    /// Per direction, frames forwarded in the current read batch and not yet decoded
+    /// (``inspectForwarded(_:)``): at most one read's worth.
+    private var forwardedUninspected: [[WebSocketFrame]] = [[], []]
     /// A policy `close` asked for while a message was being mediated: carried out right after
     /// that message is written, before any later frame of the same read is forwarded.
     private var requestedClose: RelayError?
@@ -174,6 +177,7 @@ final class RelaySession: @unchecked Sendable {
         case .pong:
             break
         case .connectionClose:
+            inspectForwarded(direction)  // what came before the CLOSE is reported before it
             closeReceived(frame, on: hop)
         default:
             // Closing for the relay's own reason: nothing more is forwarded either way.
@@ -186,8 +190,19 @@ final class RelaySession: @unchecked Sendable {
             let written = pump.forward(frame, to: partner(of: hop))
             statistics.framesForwarded[direction.rawValue] += 1
             statistics.bytesForwarded[direction.rawValue] += written
-            inspect(frame, pump: pump)
+            if inspector.isDecoding || observers.wants(.frameBytes) { forwardedUninspected[direction.rawValue].append(frame) }
         }
+    }
+
+    /// Decodes (and reports) the frames forwarded in `direction` since the last call, in order.
+    /// Called once the read batch's bytes are flushed, so decoding, analysis and logging never
+    /// hold forwarded bytes back.
+    private func inspectForwarded(_ direction: BLIPDirection) {
+        guard !forwardedUninspected[direction.rawValue].isEmpty else { return }
+        let frames = forwardedUninspected[direction.rawValue]
+        forwardedUninspected[direction.rawValue].removeAll(keepingCapacity: true)
+        let pump = pumps[direction.rawValue]
+        for frame in frames { inspect(frame, pump: pump) }
     }
 
     private func inspect(_ frame: WebSocketFrame, pump: DirectionPump) {
@@ -209,11 +224,13 @@ final class RelaySession: @unchecked Sendable {
     }
 
     func readBatchComplete(on hop: HopHandler) {
-        guard let destination = partner(of: hop) else { return }
-        destination.flush()
-        let direction = hop.inboundDirection.rawValue
-        let buffered = destination.bufferedBytes
-        if buffered > statistics.maxBufferedBytes[direction] { statistics.maxBufferedBytes[direction] = buffered }
+        if let destination = partner(of: hop) {
+            destination.flush()
+            let direction = hop.inboundDirection.rawValue
+            let buffered = destination.bufferedBytes
+            if buffered > statistics.maxBufferedBytes[direction] { statistics.maxBufferedBytes[direction] = buffered }
+        }
+        inspectForwarded(hop.inboundDirection)
     }
 
     // MARK: closing
@@ -294,6 +311,7 @@ final class RelaySession: @unchecked Sendable {
     }
 
     func hopClosed(_ hop: HopHandler) {
+        for direction in BLIPDirection.allCases { inspectForwarded(direction) }
         let side = hop.side.rawValue
         inactive[side] = true
         if closes[side] == nil && relayError == nil {

@@ -5,7 +5,7 @@ import Replication
 
 /// The decoding side of a session: a copy of each forwarded WebSocket message goes through the
 /// ``ConnectionDecoder`` of its direction, and what it yields becomes events. Forwarding never
-/// waits on it (the pump writes first, then inspects).
+/// waits on it (the session forwards and flushes a read batch first, then inspects it).
 ///
 /// Memory: the decoders hold partly received messages; their total is tracked here and capped
 /// by ``RelayLimits/maxDecoderBytesInProgress``. Past the cap, or after a fatal error in pass-through,
