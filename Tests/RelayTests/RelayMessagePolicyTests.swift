@@ -196,4 +196,25 @@ import Testing
         _ = try await harness.recorder.sessionClosed()
         try await harness.shutdown()
     }
+
+    @Test func aRateLimitThatDeniesAnswers429OnceTheBurstIsSpent() async throws {
+        let harness = try await Self.harness("""
+            rules:
+              - name: one-per-minute
+                match: { from: client, profile: echo }
+                action: { rateLimit: { perSecond: 0.0167, burst: 2, key: session, onExceed: deny } }
+            """)
+        let client = try await harness.connected()
+        var types: [MessageType] = []
+        for index in 0..<4 {
+            let reply = try await withTimeout { try await client.request(.request(profile: "echo", body: body("\(index)"))) }
+            types.append(reply.type)
+            if reply.type == .error { #expect(reply.properties["Error-Code"] == "429") }
+        }
+        #expect(types == [.response, .response, .error, .error], "the burst of two passes, then 429")
+        #expect(Self.verdicts(harness).filter { $0.rule == "one-per-minute" }.count == 2)
+        try await client.close()
+        _ = try await harness.recorder.sessionClosed()
+        try await harness.shutdown()
+    }
 }
