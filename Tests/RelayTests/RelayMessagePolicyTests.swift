@@ -131,6 +131,9 @@ import Testing
         let bulkBody = String(repeating: "0123456789", count: 60_000)  // 600 kB: the upstream ACKs it
         let bulk = try await withTimeout { try await client.request(.request(profile: "bulk", body: body(bulkBody))) }
         #expect(bulk.body.readableBytes == bulkBody.utf8.count)
+        try await client.close()
+        let summary = try await harness.recorder.sessionClosed()  // every event of the session is in by now
+        #expect(summary.relayError == nil)
         let verdicts = Self.verdicts(harness)
         // The reply to `slow` was held (reported by the mediator as a delay of the reply).
         #expect(verdicts.contains { $0.rule == "slow-replies" && $0.action.hasPrefix("replyLatency") })
@@ -140,9 +143,6 @@ import Testing
         // The upstream's ACKs of `bulk` were held on their way back to the client.
         #expect(verdicts.contains { $0.rule == "sticky-acks" && $0.action.hasPrefix("withholdAcks") })
         #expect(verdicts.contains { $0.action.hasPrefix("hold-ack") })
-        try await client.close()
-        let summary = try await harness.recorder.sessionClosed()
-        #expect(summary.relayError == nil)
         try await harness.shutdown()
     }
 
@@ -212,7 +212,31 @@ import Testing
             if reply.type == .error { #expect(reply.properties["Error-Code"] == "429") }
         }
         #expect(types == [.response, .response, .error, .error], "the burst of two passes, then 429")
+        try await client.close()
+        _ = try await harness.recorder.sessionClosed()  // every event of the session is in by now
         #expect(Self.verdicts(harness).filter { $0.rule == "one-per-minute" }.count == 2)
+        try await harness.shutdown()
+    }
+
+    @Test func aMessageHeldForItsBodyIsCountedOnceByTheOtherRules() async throws {
+        let harness = try await Self.harness("""
+            rules:
+              - name: two-revs
+                match: { from: client, profile: rev }
+                action: { rateLimit: { perSecond: 0.0167, burst: 2, key: session, onExceed: deny } }
+              - name: no-huge-revs
+                match: { from: client, profile: rev, minBodySize: 1MB }
+                action: { deny: { code: 413 } }
+            """)
+        let client = try await harness.connected()
+        var types: [MessageType] = []
+        for index in 0..<3 {
+            let reply = try await withTimeout {
+                try await client.request(.request(profile: "rev", properties: ["id": "d\(index)", "rev": "1-a"], body: body("{}")))
+            }
+            types.append(reply.type)
+        }
+        #expect(types == [.response, .response, .error], "each rev takes one token although it waited for its body")
         try await client.close()
         _ = try await harness.recorder.sessionClosed()
         try await harness.shutdown()

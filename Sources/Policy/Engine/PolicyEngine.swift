@@ -72,7 +72,12 @@ public final class PolicyEngine: Sendable {
     }
 
     /// The verdicts for one message. `now` is nanoseconds on the relay's monotonic clock.
-    public func evaluate(_ message: MessageFacts, session: SessionFacts, now: UInt64) -> PolicyVerdicts {
+    ///
+    /// With `bodyRulesOnly`, only the rules with body keys are consulted: the second look at a
+    /// message that a first evaluation (without its body) flagged ``PolicyVerdicts/needsBody``, so
+    /// that the other rules' buckets and counts see the message once.
+    public func evaluate(_ message: MessageFacts, session: SessionFacts, now: UInt64,
+                         bodyRulesOnly: Bool = false) -> PolicyVerdicts {
         var result = PolicyVerdicts()
         let filters = byDirection[message.direction.rawValue]
         if filters.isEmpty { return result }
@@ -85,6 +90,7 @@ public final class PolicyEngine: Sendable {
             // Read through the reference, never `let rule = entry.rule`: copying a rule costs
             // a retain and release per field, the bulk of a non-matching rule's time.
             let entry = compiled[filter.rule]
+            if bodyRulesOnly && !entry.needsBody { continue }
             if filter.profileOverflow {
                 guard let profile, entry.rule.match.profiles?.contains(profile) == true else { continue }
             }

@@ -17,8 +17,8 @@ import Policy
 /// - Dry-run verdicts do nothing and are reported through `report` as `dry-run …`.
 ///
 /// Rules with body keys (sizes, attachments) make the relay hold the message until it is
-/// complete and ask again with the body known; for such a message the other matching rules are
-/// evaluated twice as well (their rate limits and counts see it twice).
+/// complete and ask those rules again with the body known; the other rules act at the head and
+/// see each message once.
 ///
 /// Collections: the relay learns the session's `getCollections` list (the request body is read
 /// once) so that `collection: scope.name` matches messages carrying a `collection` index.
@@ -50,8 +50,9 @@ final class PolicyMediation: MediationPolicy {
     }
 
     private enum PendingBody {
-        /// Evaluate again with the body known.
-        case evaluate
+        /// Consult the rules with body keys, with the body known; `then` is what the other rules
+        /// decided at the head (a delay, or nothing).
+        case evaluate(then: HeadDecision)
         /// Filter the changes list's entries whose document ID matches.
         case filterChanges(TextPattern, rule: String)
         /// Hold by size ÷ rate.
@@ -80,11 +81,15 @@ final class PolicyMediation: MediationPolicy {
         }
         let verdicts = store.engine.evaluate(facts(head, bodySize: nil), session: session, now: PolicyClock.now())
         if verdicts.isEmpty { return .pass }
-        if verdicts.needsBody && !verdicts.enforced.contains(where: { $0.action.isTerminal }) {
-            pendingBody[key] = .evaluate
-            return .awaitBody()
+        let decision = apply(verdicts, head: head, key: key)
+        guard verdicts.needsBody else { return decision }
+        switch decision.action {
+        case .pass, .delay:
+            pendingBody[key] = .evaluate(then: decision)
+            return .awaitBody(rule: decision.rule)
+        case .deny, .drop, .awaitBody:
+            return decision  // refused already, or waiting for its body anyway
         }
-        return apply(verdicts, head: head, key: key)
     }
 
     func decide(body message: BLIPMessage, head: MediatedHead) -> BodyDecision {
@@ -100,12 +105,15 @@ final class PolicyMediation: MediationPolicy {
         case .bandwidth(let rate, let rule):
             let bytes = message.properties.encodedSize + message.body.readableBytes
             return BodyDecision(.delay(.nanoseconds(Int64(Double(bytes) / Double(rate) * 1e9))), rule: rule)
-        case .evaluate, nil:
+        case .evaluate(let headDecision):
             var facts = facts(head, bodySize: message.body.readableBytes)
             facts.attachments = Self.attachments(of: message)
-            let verdicts = store.engine.evaluate(facts, session: session, now: PolicyClock.now())
-            if verdicts.isEmpty { return .pass }
-            return bodyDecision(apply(verdicts, head: head, key: key), message: message, head: head)
+            let verdicts = store.engine.evaluate(facts, session: session, now: PolicyClock.now(), bodyRulesOnly: true)
+            let decision = verdicts.isEmpty ? HeadDecision.pass : apply(verdicts, head: head, key: key)
+            if case .pass = decision.action { return bodyDecision(headDecision, message: message, head: head) }
+            return bodyDecision(decision, message: message, head: head)
+        case nil:
+            return .pass
         }
     }
 

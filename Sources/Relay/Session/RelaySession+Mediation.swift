@@ -101,18 +101,20 @@ extension RelaySession {
             statistics.bytesForwarded[send.direction.rawValue] += written
             if let source, destination === source { wroteBack = true }
         }
-        if wroteBack { source?.flush() }
         for timer in output.timers {
             mediationTimers[timer.token] = eventLoop.scheduleTask(in: timer.delay) { [self] in
                 mediationTimerFired(timer.token)
             }
         }
-        guard !output.reports.isEmpty, observers.wants(.messages) else { return built }
-        for report in output.reports {
-            observers.emit(.verdict(VerdictEvent(sessionID: info.id, direction: report.direction, number: report.number,
-                                                 type: report.type, profile: report.profile, rule: report.rule,
-                                                 action: report.action)), kind: .messages)
+        if observers.wants(.messages) {
+            for report in output.reports {
+                observers.emit(.verdict(VerdictEvent(sessionID: info.id, direction: report.direction, number: report.number,
+                                                     type: report.type, profile: report.profile, rule: report.rule,
+                                                     action: report.action)), kind: .messages)
+            }
         }
+        // Verdicts are reported before the answer they caused can reach its peer.
+        if wroteBack { source?.flush() }
         return built
     }
 }
