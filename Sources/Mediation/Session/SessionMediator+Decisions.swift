@@ -6,38 +6,46 @@ extension SessionMediator {
     func apply(_ decision: HeadDecision, to message: MediatedMessage, lane: MediatedDirection,
                other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
         switch decision.action {
-        case .pass:
-            message.disposition = .forward
-            try release(message, lane: lane, into: &output)
-        case .deny(let error):
-            report(message, lane: lane, rule: decision.rule, action: "deny \(error.code)", into: &output)
-            try swallow(message, answer: .error(error), lane: lane, other: other, into: &output)
-        case .drop:
-            report(message, lane: lane, rule: decision.rule, action: "drop", into: &output)
-            try swallow(message, answer: nil, lane: lane, other: other, into: &output)
-        case .delay(let amount):
-            report(message, lane: lane, rule: decision.rule, action: "delay \(Self.describe(amount))", into: &output)
-            lane.switchToReencoding()
-            message.disposition = .delayed(armTimer(after: amount, for: message, lane: lane, into: &output))
+        case .pass: try forward(message, lane: lane, into: &output)
+        case .deny(let error): try refuse(message, with: error, rule: decision.rule, lane: lane, other: other, into: &output)
+        case .drop: try refuse(message, with: nil, rule: decision.rule, lane: lane, other: other, into: &output)
+        case .delay(let amount): hold(message, for: amount, rule: decision.rule, lane: lane, into: &output)
         case .awaitBody:
             lane.switchToReencoding()
             message.disposition = .awaitingBody
         }
     }
 
+    // MARK: what head and body verdicts share
+
+    private func forward(_ message: MediatedMessage, lane: MediatedDirection,
+                         into output: inout MediatorOutput) throws(BLIPError) {
+        message.disposition = .forward
+        try release(message, lane: lane, into: &output)
+    }
+
+    /// Swallows the message; its sender gets `error` as an ERR (nil: nobody answers).
+    private func refuse(_ message: MediatedMessage, with error: ErrorReply?, rule: String?, lane: MediatedDirection,
+                        other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
+        report(message, lane: lane, rule: rule, action: error.map { "deny \($0.code)" } ?? "drop", into: &output)
+        try swallow(message, answer: error.map { .error($0) }, lane: lane, other: other, into: &output)
+    }
+
+    /// Holds the message for `amount` (the direction is re-encoded from now on, if not yet).
+    private func hold(_ message: MediatedMessage, for amount: TimeAmount, rule: String?, lane: MediatedDirection,
+                      into output: inout MediatorOutput) {
+        report(message, lane: lane, rule: rule, action: "delay \(Self.describe(amount))", into: &output)
+        lane.switchToReencoding()
+        message.disposition = .delayed(armTimer(after: amount, for: message, lane: lane, into: &output))
+    }
+
     /// Carries out a body verdict on a complete message.
     func apply(_ decision: BodyDecision, to message: MediatedMessage, complete: BLIPMessage, lane: MediatedDirection,
                other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
         switch decision.action {
-        case .pass:
-            message.disposition = .forward
-            try release(message, lane: lane, into: &output)
-        case .deny(let error):
-            report(message, lane: lane, rule: decision.rule, action: "deny \(error.code)", into: &output)
-            try swallow(message, answer: .error(error), lane: lane, other: other, into: &output)
-        case .drop:
-            report(message, lane: lane, rule: decision.rule, action: "drop", into: &output)
-            try swallow(message, answer: nil, lane: lane, other: other, into: &output)
+        case .pass: try forward(message, lane: lane, into: &output)
+        case .deny(let error): try refuse(message, with: error, rule: decision.rule, lane: lane, other: other, into: &output)
+        case .drop: try refuse(message, with: nil, rule: decision.rule, lane: lane, other: other, into: &output)
         case .answer(let properties, let body) where message.isRequest:
             report(message, lane: lane, rule: decision.rule, action: "answer", into: &output)
             try swallow(message, answer: .answer(properties, body), lane: lane, other: other, into: &output)
@@ -50,9 +58,7 @@ extension SessionMediator {
             flags.isCompressed = compressed
             try replace(message, with: BLIPMessage(type: message.type, flags: flags, properties: properties, body: body),
                         rewrite: rewrite, lane: lane, rule: decision.rule, into: &output)
-        case .delay(let amount):
-            report(message, lane: lane, rule: decision.rule, action: "delay \(Self.describe(amount))", into: &output)
-            message.disposition = .delayed(armTimer(after: amount, for: message, lane: lane, into: &output))
+        case .delay(let amount): hold(message, for: amount, rule: decision.rule, lane: lane, into: &output)
         }
     }
 
