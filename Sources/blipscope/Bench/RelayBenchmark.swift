@@ -8,6 +8,8 @@ import NIOPosix
 /// `blipscope relay` child process (decoding every message and logging it to a file).
 struct RelayBenchmark {
     var scale = 1.0
+    /// Each of A, B and C runs this many times on every path, interleaved; D pools its latencies.
+    var rounds = 5
     var only: Set<Character> = ["A", "B", "C", "D", "E"]
     /// Extra arguments for the relay child (`--metrics` passes `--admin 127.0.0.1:0`).
     var relayArguments: [String] = []
@@ -22,6 +24,8 @@ struct RelayBenchmark {
     static let deniedProfile = "bench-denied"
     var logFile = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-bench-relay.log").path
 
+    private enum Path: Hashable { case direct, relay, nginx }
+
     struct Throughput {
         var seconds: Double
         var latencies: [UInt64]
@@ -34,7 +38,8 @@ struct RelayBenchmark {
         try? FileManager.default.removeItem(atPath: logFile)
         let relay = try RelayProcess(upstreamPort: upstreamPort, logFile: logFile, extraArguments: relayArguments)
         print("relay bench: echo server :\(upstreamPort), relay :\(relay.port) (pid \(relay.process.processIdentifier)), log \(logFile)")
-        print("workload                              direct msg/s  relay msg/s  ratio  relay MB/s  relay CPU s/10k RT")
+        print("\(rounds) rounds per workload, alternating; rates and ratios are medians over rounds (ratio range in brackets)")
+        print("workload                              direct msg/s  relay msg/s  ratio             relay MB/s  relay CPU s/10k RT")
         defer { relay.stop() }
         let proxy = nginx ? try NginxProcess(upstreamPort: upstreamPort) : nil
         defer { proxy?.stop() }
@@ -46,26 +51,36 @@ struct RelayBenchmark {
             ("C  1 MiB echo compressed, 4 in flight", .request(profile: "echo", body: Self.body(1 << 20), compressed: true), count(200), 4),
         ]
         for (name, request, total, inFlight) in workloads where only.contains(name.first!) {
-            let direct = try await measure(port: upstreamPort, request: request, count: total, inFlight: inFlight, group: group)
-            let cpuBefore = relay.cpuSeconds
-            let relayed = try await measure(port: relay.port, request: request, count: total, inFlight: inFlight, group: group,
-                                            denyFirst: mediate)
-            let cpu = relay.cpuSeconds - cpuBefore
-            let directRate = Double(total) / direct.seconds
-            let relayRate = Double(total) / relayed.seconds
-            let megabytes = Double(total * request.body.readableBytes * 2) / relayed.seconds / 1e6
-            print(pad(name, 38), pad(format(directRate), 13), pad(format(relayRate), 12),
-                  pad(String(format: "%.2f", relayRate / directRate), 6), pad(String(format: "%.1f", megabytes), 11),
-                  String(format: "%.3f", cpu / Double(total) * 10_000))
-            if let proxy {
-                let cpuBefore = proxy.cpuSeconds
-                let proxied = try await measure(port: proxy.port, request: request, count: total, inFlight: inFlight, group: group)
-                let cpu = proxy.cpuSeconds - cpuBefore
-                let rate = Double(total) / proxied.seconds
-                print(pad("   same through nginx", 38), pad("", 13), pad(format(rate), 12),
-                      pad(String(format: "%.2f", rate / directRate), 6),
-                      pad(String(format: "%.1f", Double(total * request.body.readableBytes * 2) / proxied.seconds / 1e6), 11),
-                      String(format: "%.3f", cpu / Double(total) * 10_000))
+            let paths: [Path] = [.direct, .relay] + (proxy == nil ? [] : [.nginx])
+            var rates: [Path: [Double]] = [:]
+            var ratios: [Path: [Double]] = [:]
+            var cpu: [Path: Double] = [:]
+            for round in 0..<rounds {
+                // Alternate the order so that a drift of the machine favours no path.
+                var roundRates: [Path: Double] = [:]
+                for path in round.isMultiple(of: 2) ? paths : paths.reversed() {
+                    let before = path == .relay ? relay.cpuSeconds : (proxy?.cpuSeconds ?? 0)
+                    let port = path == .direct ? upstreamPort : path == .relay ? relay.port : proxy!.port
+                    let result = try await measure(port: port, request: request, count: total, inFlight: inFlight, group: group,
+                                                   denyFirst: mediate && path == .relay)
+                    if path != .direct { cpu[path, default: 0] += (path == .relay ? relay.cpuSeconds : proxy!.cpuSeconds) - before }
+                    roundRates[path] = Double(total) / result.seconds
+                }
+                for path in paths {
+                    rates[path, default: []].append(roundRates[path]!)
+                    if path != .direct { ratios[path, default: []].append(roundRates[path]! / roundRates[.direct]!) }
+                }
+            }
+            let directRate = Self.median(rates[.direct]!)
+            for path in paths where path != .direct {
+                let rate = Self.median(rates[path]!)
+                let spread = ratios[path]!.count > 1
+                    ? String(format: " (%.2f–%.2f)", ratios[path]!.min()!, ratios[path]!.max()!) : ""
+                print(pad(path == .relay ? name : "   same through nginx", 38),
+                      pad(path == .relay ? format(directRate) : "", 13), pad(format(rate), 12),
+                      pad(String(format: "%.2f", Self.median(ratios[path]!)) + spread, 18),
+                      pad(String(format: "%.1f", Double(total * request.body.readableBytes * 2) * rate / Double(total) / 1e6), 11),
+                      String(format: "%.3f", cpu[path]! / Double(total * rounds) * 10_000))
             }
         }
         print("relay peak RSS so far: \(relay.memoryKiB("VmHWM") / 1024) MiB")
@@ -80,10 +95,17 @@ struct RelayBenchmark {
     /// With `via`, the same through that proxy port (nginx) instead of the relay.
     private func latency(relay: RelayProcess, upstreamPort: Int, group: EventLoopGroup, via proxyPort: Int? = nil) async throws {
         let request = BLIPMessage.request(profile: "echo", body: Self.body(64))
-        let direct = try await measure(port: upstreamPort, request: request, count: count(2_000), inFlight: 1, group: group)
-        let relayed = try await measure(port: proxyPort ?? relay.port, request: request, count: count(2_000), inFlight: 1, group: group)
-        let (d50, d99) = percentiles(direct.latencies)
-        let (r50, r99) = percentiles(relayed.latencies)
+        var direct: [UInt64] = []
+        var relayed: [UInt64] = []
+        for round in 0..<rounds {
+            for viaProxy in round.isMultiple(of: 2) ? [false, true] : [true, false] {
+                let port = viaProxy ? proxyPort ?? relay.port : upstreamPort
+                let result = try await measure(port: port, request: request, count: count(2_000), inFlight: 1, group: group)
+                if viaProxy { relayed += result.latencies } else { direct += result.latencies }
+            }
+        }
+        let (d50, d99) = percentiles(direct)
+        let (r50, r99) = percentiles(relayed)
         let name = proxyPort == nil ? "relay" : "nginx"
         print(String(format: "D  sequential RTT µs: direct p50 %.0f p99 %.0f, \(name) p50 %.0f p99 %.0f, added p50 %.0f p99 %.0f",
                      d50, d99, r50, r99, r50 - d50, r99 - d99))
@@ -102,6 +124,12 @@ struct RelayBenchmark {
         print(String(format: "E  %d idle sessions: relay RSS %d → %d MiB, %.1f KiB per session", idleCount,
                      before / 1024, after / 1024, Double(after - before) / Double(idleCount)))
         for connection in idle { try? await connection.close() }
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.count.isMultiple(of: 2)
+            ? (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2 : sorted[sorted.count / 2]
     }
 
     private func count(_ base: Int) -> Int { max(1, Int(Double(base) * scale)) }

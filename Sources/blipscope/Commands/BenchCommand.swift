@@ -43,6 +43,9 @@ struct RelayBench: AsyncParsableCommand {
     @Option(help: "Run only the workloads whose letter is listed, e.g. AD.")
     var only = "ABCDE"
 
+    @Option(help: "Run A, B, C and D this many times on each path, interleaved, and report medians (D pools its round trips).")
+    var rounds = 5
+
     @Flag(help: "Run the relay with metrics on (--admin 127.0.0.1:0), to compare its CPU with metrics off.")
     var metrics = false
 
@@ -67,7 +70,7 @@ struct RelayBench: AsyncParsableCommand {
         if let captureDirectory { arguments += ["--capture", captureDirectory] }
         if mediate || redeflate { arguments += ["--deny-profile", RelayBenchmark.deniedProfile] }
         if let policy { arguments += ["--policy", policy] }
-        try await RelayBenchmark(scale: scale, only: Set(only.uppercased()), relayArguments: arguments, nginx: nginx,
+        try await RelayBenchmark(scale: scale, rounds: max(1, rounds), only: Set(only.uppercased()), relayArguments: arguments, nginx: nginx,
                                  mediate: mediate || redeflate, denyCompressed: redeflate).run()
         if let captureDirectory { try CaptureBenchReport(directory: captureDirectory).print() }
     }
