@@ -25,6 +25,8 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         case adminTokenRequired(host: String)
         /// A policy `close` fault: end the session with this code (1006: drop without CLOSE).
         case policyClose(code: UInt16, reason: String)
+        /// A setting the relay cannot start with (named in the text).
+        case configuration(String)
     }
 
     let kind: Kind
@@ -83,6 +85,7 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         case .captureFailed: return "capture_failed"
         case .adminTokenRequired: return "admin_token_required"
         case .policyClose: return "policy_close"
+        case .configuration: return "configuration"
         }
     }
 
@@ -125,6 +128,8 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
             return "policy closed the session with \(code)" + (reason.isEmpty ? "" : ": \(reason)")
         case .adminTokenRequired(let host):
             return "the admin listener on \(host) is not loopback: give it a bearer token (--admin-token)"
+        case .configuration(let detail):
+            return detail
         }
     }
 }

@@ -2,6 +2,7 @@ import BLIPCore
 import BLIPNIO
 import Mediation
 import NIOCore
+import NIOPosix
 import Policy
 
 /// Everything `blipscope relay` can be told, as a plain value with defaults. The CLI maps its
@@ -44,6 +45,14 @@ public struct RelayConfiguration: Sendable {
     public var mediationLimits = MediationLimits()
     /// Event loop threads when the relay makes its own group (``RelayServer`` callers may pass one).
     public var eventLoopThreads = System.coreCount
+    /// Pin one event loop to each of these CPUs instead (``CPUAffinity``); nil lets the kernel
+    /// place ``eventLoopThreads`` threads.
+    public var cpuAffinity: CPUAffinity?
+
+    /// The event loop group a relay process runs on: pinned when ``cpuAffinity`` is set.
+    public func makeEventLoopGroup() -> MultiThreadedEventLoopGroup {
+        cpuAffinity?.makeEventLoopGroup() ?? MultiThreadedEventLoopGroup(numberOfThreads: eventLoopThreads)
+    }
 
     public enum LogFormat: String, Sendable, CaseIterable {
         case text, json

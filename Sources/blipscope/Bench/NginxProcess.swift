@@ -10,8 +10,9 @@ final class NginxProcess {
     let port: Int
     private let directory: URL
 
-    /// Starts nginx in front of `upstreamPort`. Throws when nginx is not installed or does not start.
-    init(upstreamPort: Int) throws {
+    /// Starts nginx in front of `upstreamPort`, its worker bound to `cpus` when given
+    /// (`worker_cpu_affinity`). Throws when nginx is not installed or does not start.
+    init(upstreamPort: Int, cpus: [Int]? = nil) throws {
         guard let binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw BenchError("nginx is not installed (Debian: apt-get install nginx-light)")
         }
@@ -21,6 +22,7 @@ final class NginxProcess {
         let dir = directory.path
         let configuration = """
             worker_processes 1;
+            \(cpus.map { "worker_cpu_affinity " + Self.mask($0) + ";" } ?? "")
             daemon off;
             pid \(dir)/nginx.pid;
             error_log \(dir)/error.log warn;
@@ -57,6 +59,11 @@ final class NginxProcess {
             }
             usleep(20_000)
         }
+    }
+
+    /// nginx's CPU mask: one character per CPU, the highest first (`10` is CPU 1).
+    static func mask(_ cpus: [Int]) -> String {
+        String((0...(cpus.max() ?? 0)).reversed().map { cpus.contains($0) ? "1" : "0" })
     }
 
     /// User + system CPU seconds of the master and its workers so far.

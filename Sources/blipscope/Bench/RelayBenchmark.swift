@@ -1,4 +1,5 @@
 import BLIPCore
+import Relay
 import BLIPNIO
 import Foundation
 import NIOCore
@@ -10,6 +11,8 @@ struct RelayBenchmark {
     var scale = 1.0
     /// Each of A, B and C runs this many times on every path, interleaved; D pools its latencies.
     var rounds = 5
+    /// Where the benchmark's peers and the proxy run (``Placement``).
+    var placement = Placement.spread
     var only: Set<Character> = ["A", "B", "C", "D", "E"]
     /// Extra arguments for the relay child (`--metrics` passes `--admin 127.0.0.1:0`).
     var relayArguments: [String] = []
@@ -24,6 +27,30 @@ struct RelayBenchmark {
     static let deniedProfile = "bench-denied"
     var logFile = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-bench-relay.log").path
 
+    /// CPU placement. The benchmark's client and echo server share one event loop; the relay (or
+    /// nginx) is the other process. Left to the kernel, the two sometimes share a core and
+    /// sometimes not, run by run, which changes throughput by half on a small machine.
+    enum Placement: String, CaseIterable, Sendable {
+        /// The peers on the first allowed CPU, the proxy on the others (the usual load-test
+        /// set-up: the load generator never competes with the system under test).
+        case spread
+        /// Peers and proxy on the first allowed CPU: no wake-up ever crosses cores.
+        case shared
+        /// No pinning: the kernel decides (it may move threads between runs).
+        case free
+
+        /// (peers' CPUs, proxy's CPUs), or nil for ``free``.
+        func cpus(allowed: [Int]) throws -> (peers: [Int], proxy: [Int])? {
+            switch self {
+            case .free: return nil
+            case .shared: return ([allowed[0]], [allowed[0]])
+            case .spread:
+                guard allowed.count > 1 else { throw BenchError("--placement spread needs two CPUs; this process may use \(allowed)") }
+                return ([allowed[0]], Array(allowed.dropFirst()))
+            }
+        }
+    }
+
     private enum Path: Hashable { case direct, relay, nginx }
 
     struct Throughput {
@@ -32,16 +59,20 @@ struct RelayBenchmark {
     }
 
     func run() async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let cpus = try placement.cpus(allowed: CPUAffinity.allowedCPUs().sorted())
+        let group = cpus.map { MultiThreadedEventLoopGroup(pinnedCPUIDs: $0.peers) } ?? MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await BenchPeers.startEchoServer(group: group)
         let upstreamPort = server.localAddress.port!
         try? FileManager.default.removeItem(atPath: logFile)
-        let relay = try RelayProcess(upstreamPort: upstreamPort, logFile: logFile, extraArguments: relayArguments)
+        let pinning = cpus.map { ["--cpus", $0.proxy.map(String.init).joined(separator: ",")] } ?? []
+        let relay = try RelayProcess(upstreamPort: upstreamPort, logFile: logFile, extraArguments: relayArguments + pinning)
         print("relay bench: echo server :\(upstreamPort), relay :\(relay.port) (pid \(relay.process.processIdentifier)), log \(logFile)")
+        print("placement \(placement.rawValue)" + (cpus.map { ": peers on CPU \($0.peers.map(String.init).joined(separator: ",")), "
+            + "proxy on CPU \($0.proxy.map(String.init).joined(separator: ","))" } ?? ": left to the kernel"))
         print("\(rounds) rounds per workload, alternating; rates and ratios are medians over rounds (ratio range in brackets)")
         print("workload                              direct msg/s  relay msg/s  ratio             relay MB/s  relay CPU s/10k RT")
         defer { relay.stop() }
-        let proxy = nginx ? try NginxProcess(upstreamPort: upstreamPort) : nil
+        let proxy = nginx ? try NginxProcess(upstreamPort: upstreamPort, cpus: cpus?.proxy) : nil
         defer { proxy?.stop() }
 
         let small = Self.body(300)

@@ -43,6 +43,9 @@ struct RelayBench: AsyncParsableCommand {
     @Option(help: "Run only the workloads whose letter is listed, e.g. AD.")
     var only = "ABCDE"
 
+    @Option(help: "CPU placement: spread (peers on the first CPU, relay or nginx on the others), shared (all on the first CPU) or free (the kernel decides).")
+    var placement = RelayBenchmark.Placement.spread
+
     @Option(help: "Run A, B, C and D this many times on each path, interleaved, and report medians (D pools its round trips).")
     var rounds = 5
 
@@ -70,7 +73,7 @@ struct RelayBench: AsyncParsableCommand {
         if let captureDirectory { arguments += ["--capture", captureDirectory] }
         if mediate || redeflate { arguments += ["--deny-profile", RelayBenchmark.deniedProfile] }
         if let policy { arguments += ["--policy", policy] }
-        try await RelayBenchmark(scale: scale, rounds: max(1, rounds), only: Set(only.uppercased()), relayArguments: arguments, nginx: nginx,
+        try await RelayBenchmark(scale: scale, rounds: max(1, rounds), placement: placement, only: Set(only.uppercased()), relayArguments: arguments, nginx: nginx,
                                  mediate: mediate || redeflate, denyCompressed: redeflate).run()
         if let captureDirectory { try CaptureBenchReport(directory: captureDirectory).print() }
     }
@@ -123,3 +126,5 @@ struct PolicyBench: ParsableCommand {
         try benchmark.run()
     }
 }
+
+extension RelayBenchmark.Placement: ExpressibleByArgument {}

@@ -65,6 +65,9 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: "Event loop threads (default: one per core).")
     var threads = System.coreCount
 
+    @Option(help: "Pin one event loop to each listed CPU, e.g. 1 or 0-3,6 (replaces --threads); default: the kernel places threads.")
+    var cpus: String?
+
     @Option(help: "Admin listener, HOST:PORT: /metrics (Prometheus), /healthz, /readyz, /sessions. Off unless given.")
     var admin: String?
 
@@ -100,7 +103,7 @@ struct RelayCommand: AsyncParsableCommand {
         let sink = try logFile.map(LineLogHandler.Sink.appending) ?? .standardOutput
         let level = logLevel
         let logger = Logger(label: "blipscope.relay") { _ in LineLogHandler(sink: sink, level: level) }
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
+        let group = configuration.makeEventLoopGroup()
         let adminSetup = try admin.map { try AdminSetup.make(address: $0, token: adminToken, userLabels: metricsUserLabels) }
         let relay = RelayServer(configuration: configuration, group: group, logger: logger,
                                 observers: adminSetup.map { [$0.observer] } ?? [])
@@ -152,6 +155,11 @@ struct RelayCommand: AsyncParsableCommand {
         configuration.upstreamHandshakeTimeout = .seconds(handshakeTimeout)
         configuration.idleTimeout = idleTimeout > 0 ? .seconds(idleTimeout) : nil
         configuration.eventLoopThreads = max(1, threads)
+        do {
+            configuration.cpuAffinity = try cpus.map { try CPUAffinity(parsing: $0) }
+        } catch {
+            throw ValidationError("--cpus: \(error)")
+        }
         try applyCaptureOptions(to: &configuration)
         try applyPolicyOptions(to: &configuration)
         return configuration
