@@ -34,6 +34,7 @@ import Testing
         let limits = harness.relay.configuration.limits
         let bound = limits.writeBufferHighWater + 64 * 1024 + limits.maxWebSocketFrameSize
         #expect(during.maxBufferedBytes[0] <= bound)
+        #expect(during.maxBufferedBytes[0] >= limits.writeBufferHighWater)
         #expect(during.bytesForwarded[0] < messageCount * 100_000)
         try await server.resumeReading()
         try await withTimeout(60) { await allArrived.wait() }

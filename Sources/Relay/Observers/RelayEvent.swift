@@ -148,7 +148,8 @@ public struct SessionStatistics: Sendable {
     public var bytesForwarded = [0, 0]
     public var messagesDecoded = [0, 0]
     public var decodeErrors = [0, 0]
-    /// Largest outbound buffer seen on the channel each direction writes to (measured at flush).
+    /// Largest outbound buffer seen on the channel each direction writes to, measured after a
+    /// flush that left the channel above its high-water mark (0: it never got there).
     public var maxBufferedBytes = [0, 0]
     /// Times reading was paused for back-pressure.
     public var flowPauses = [0, 0]

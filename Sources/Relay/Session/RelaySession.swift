@@ -226,9 +226,13 @@ final class RelaySession: @unchecked Sendable {
     func readBatchComplete(on hop: HopHandler) {
         if let destination = partner(of: hop) {
             destination.flush()
-            let direction = hop.inboundDirection.rawValue
-            let buffered = destination.bufferedBytes
-            if buffered > statistics.maxBufferedBytes[direction] { statistics.maxBufferedBytes[direction] = buffered }
+            // Asked only above the high-water mark: below it the buffer is small by definition,
+            // and the question costs a dynamic cast per read batch.
+            if !destination.isWritable {
+                let direction = hop.inboundDirection.rawValue
+                let buffered = destination.bufferedBytes
+                if buffered > statistics.maxBufferedBytes[direction] { statistics.maxBufferedBytes[direction] = buffered }
+            }
         }
         inspectForwarded(hop.inboundDirection)
     }
