@@ -222,26 +222,51 @@ struct LogLine {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends the timestamp's 27 bytes, digit by digit.
+    /// Appends the timestamp of now (`CLOCK_REALTIME`), 27 bytes.
     static func appendTimestamp(to bytes: inout [UInt8]) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func put(_ value: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                bytes.append(UInt8(48 + (rest / divisor) % 10))
-                rest %= divisor
-                divisor /= 10
+        appendTimestamp(seconds: Int(now.tv_sec), microseconds: Int(now.tv_nsec / 1000), to: &bytes)
+    }
+
+    /// Appends the 27 bytes of the UTC time `seconds` after the epoch plus `microseconds`
+    /// (0..<1_000_000). The date is computed arithmetically (proleptic Gregorian calendar, as
+    /// `gmtime_r`), so no C time function and no lock of the C library runs per line. Limits:
+    /// a year is written as its last four digits; years before 1 are not supported.
+    static func appendTimestamp(seconds: Int, microseconds: Int, to bytes: inout [UInt8]) {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let date = civilDate(daysSinceEpoch: days)
+        var text: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { out in
+            func two(_ value: Int, at index: Int) {
+                out[index] = UInt8(truncatingIfNeeded: 48 + value / 10)
+                out[index + 1] = UInt8(truncatingIfNeeded: 48 + value % 10)
             }
+            let year = date.year % 10_000
+            two(year / 100, at: 0); two(year % 100, at: 2); out[4] = 0x2D
+            two(date.month, at: 5); out[7] = 0x2D
+            two(date.day, at: 8); out[10] = 0x54
+            two(secondOfDay / 3600, at: 11); out[13] = 0x3A
+            two(secondOfDay / 60 % 60, at: 14); out[16] = 0x3A
+            two(secondOfDay % 60, at: 17); out[19] = 0x2E
+            two(microseconds / 10_000, at: 20); two(microseconds / 100 % 100, at: 22); two(microseconds % 100, at: 24)
+            out[26] = 0x5A
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: out[..<27]))
         }
-        put(Int(parts.tm_year) + 1900, 4); bytes.append(0x2D); put(Int(parts.tm_mon) + 1, 2); bytes.append(0x2D)
-        put(Int(parts.tm_mday), 2); bytes.append(0x54); put(Int(parts.tm_hour), 2); bytes.append(0x3A)
-        put(Int(parts.tm_min), 2); bytes.append(0x3A); put(Int(parts.tm_sec), 2); bytes.append(0x2E)
-        put(Int(now.tv_nsec / 1000), 6); bytes.append(0x5A)
+    }
+
+    /// Year, month (1–12) and day (1–31) of a day counted from 1970-01-01 (negative before it),
+    /// by Howard Hinnant's `civil_from_days`.
+    static func civilDate(daysSinceEpoch days: Int) -> (year: Int, month: Int, day: Int) {
+        let shifted = days + 719_468  // days since 0000-03-01
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)  // from March 1
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

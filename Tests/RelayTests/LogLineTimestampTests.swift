@@ -1,0 +1,56 @@
+import BLIPTestSupport
+import Foundation
+import Testing
+@testable import Relay
+
+/// The log's timestamps are formatted without the C library's time functions: each must read
+/// exactly as `gmtime_r` would have it.
+@Suite struct LogLineTimestampTests {
+    /// The text `gmtime_r` gives for the same instant.
+    static func reference(seconds: Int, microseconds: Int) -> String {
+        var time = seconds
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), microseconds)
+    }
+
+    static func formatted(seconds: Int, microseconds: Int) -> String {
+        var bytes: [UInt8] = []
+        LogLine.appendTimestamp(seconds: seconds, microseconds: microseconds, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test func calendarEdgesReadAsGmtime() {
+        let instants = [
+            0, -1, 59, 60, 86_399, 86_400,  // the epoch and its neighbours
+            951_782_399, 951_782_400, 951_868_800,  // 2000-02-28 23:59:59, 2000-02-29, 2000-03-01 (400-year leap)
+            4_107_542_399, 4_107_542_400,  // 2100-02-28 23:59:59, 2100-03-01 (no leap day)
+            1_767_225_599, 1_767_225_600,  // the end of 2025 and the start of 2026
+            253_402_300_799,  // 9999-12-31 23:59:59
+            -2_208_988_800, -62_135_596_800,  // 1900-01-01, 0001-01-01
+        ]
+        for seconds in instants {
+            for microseconds in [0, 7, 999_999] {
+                #expect(Self.formatted(seconds: seconds, microseconds: microseconds)
+                        == Self.reference(seconds: seconds, microseconds: microseconds), "\(seconds)")
+            }
+        }
+    }
+
+    @Test func randomInstantsReadAsGmtime() {
+        var random = SeededRandom(seed: 27)
+        for _ in 0..<20_000 {
+            let seconds = Int(random.next() % 253_402_300_800)  // 1970 to the end of 9999
+            let microseconds = Int(random.next() % 1_000_000)
+            #expect(Self.formatted(seconds: seconds, microseconds: microseconds)
+                    == Self.reference(seconds: seconds, microseconds: microseconds))
+        }
+    }
+
+    @Test func nowHasTheLogShape() {
+        let text = LogLine.timestamp()
+        #expect(text.utf8.count == 27)
+        #expect(text.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z/) != nil, "\(text)")
+    }
+}
