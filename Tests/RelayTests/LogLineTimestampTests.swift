@@ -16,9 +16,10 @@ import Testing
     }
 
     static func formatted(seconds: Int, microseconds: Int) -> String {
-        var bytes: [UInt8] = []
-        LogLine.appendTimestamp(seconds: seconds, microseconds: microseconds, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+        String(unsafeUninitializedCapacity: LogLine.timestampLength) { buffer in
+            LogLine.writeTimestamp(seconds: seconds, microseconds: microseconds, to: buffer.baseAddress!)
+            return LogLine.timestampLength
+        }
     }
 
     @Test func calendarEdgesReadAsGmtime() {

@@ -67,7 +67,7 @@ struct LogLine {
 
     /// The replication summary of a closed session, as one line (JSON under `replication`).
     func replicationSummary(_ id: UInt64, _ summary: ReplicationSummary) -> String {
-        var list: [(String, Value)] = [("event", .text("summary")), ("session", .int(Int(id))),
+        var list: [(StaticString, Value)] = [("event", .text("summary")), ("session", .int(Int(id))),
                                        ("replication", .text(summary.replicationType)),
                                        ("pulledDocs", .int(summary.pulled.documents)), ("pulledRevs", .int(summary.pulled.revisionsSent)),
                                        ("pushedDocs", .int(summary.pushed.documents)), ("pushedRevs", .int(summary.pushed.revisionsSent)),
@@ -171,7 +171,7 @@ struct LogLine {
     }
 
     /// Text: `time key=value …` (values with spaces quoted); JSON: one object per line.
-    private func fields(_ list: [(String, Value)], event: String? = nil) -> String {
+    private func fields(_ list: [(StaticString, Value)], event: StaticString? = nil) -> String {
         var line = LineBuilder(json: format == .json, event: event)
         for (key, value) in list {
             switch value {
@@ -217,43 +217,43 @@ struct LogLine {
 
     /// UTC wall-clock time with microseconds, e.g. `2026-11-21T20:40:01.123456Z`.
     static func timestamp() -> String {
-        var bytes: [UInt8] = []
-        appendTimestamp(to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+        String(unsafeUninitializedCapacity: timestampLength) { buffer in
+            writeTimestamp(to: buffer.baseAddress!)
+            return timestampLength
+        }
     }
 
-    /// Appends the timestamp of now (`CLOCK_REALTIME`), 27 bytes.
-    static func appendTimestamp(to bytes: inout [UInt8]) {
+    /// The bytes of a timestamp.
+    static let timestampLength = 27
+
+    /// Writes the timestamp of now (`CLOCK_REALTIME`), ``timestampLength`` bytes.
+    static func writeTimestamp(to out: UnsafeMutablePointer<UInt8>) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        appendTimestamp(seconds: Int(now.tv_sec), microseconds: Int(now.tv_nsec / 1000), to: &bytes)
+        writeTimestamp(seconds: Int(now.tv_sec), microseconds: Int(now.tv_nsec / 1000), to: out)
     }
 
-    /// Appends the 27 bytes of the UTC time `seconds` after the epoch plus `microseconds`
-    /// (0..<1_000_000). The date is computed arithmetically (proleptic Gregorian calendar, as
-    /// `gmtime_r`), so no C time function and no lock of the C library runs per line. Limits:
-    /// a year is written as its last four digits; years before 1 are not supported.
-    static func appendTimestamp(seconds: Int, microseconds: Int, to bytes: inout [UInt8]) {
+    /// Writes the ``timestampLength`` bytes of the UTC time `seconds` after the epoch plus
+    /// `microseconds` (0..<1_000_000). The date is computed arithmetically (proleptic Gregorian
+    /// calendar, as `gmtime_r`), so no C time function and no lock of the C library runs per
+    /// line. Limits: a year is written as its last four digits; years before 1 are not supported.
+    static func writeTimestamp(seconds: Int, microseconds: Int, to out: UnsafeMutablePointer<UInt8>) {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
         let date = civilDate(daysSinceEpoch: days)
-        var text: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &text) { out in
-            func two(_ value: Int, at index: Int) {
-                out[index] = UInt8(truncatingIfNeeded: 48 + value / 10)
-                out[index + 1] = UInt8(truncatingIfNeeded: 48 + value % 10)
-            }
-            let year = date.year % 10_000
-            two(year / 100, at: 0); two(year % 100, at: 2); out[4] = 0x2D
-            two(date.month, at: 5); out[7] = 0x2D
-            two(date.day, at: 8); out[10] = 0x54
-            two(secondOfDay / 3600, at: 11); out[13] = 0x3A
-            two(secondOfDay / 60 % 60, at: 14); out[16] = 0x3A
-            two(secondOfDay % 60, at: 17); out[19] = 0x2E
-            two(microseconds / 10_000, at: 20); two(microseconds / 100 % 100, at: 22); two(microseconds % 100, at: 24)
-            out[26] = 0x5A
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: out[..<27]))
+        func two(_ value: Int, at index: Int) {
+            out[index] = UInt8(truncatingIfNeeded: 48 + value / 10)
+            out[index + 1] = UInt8(truncatingIfNeeded: 48 + value % 10)
         }
+        let year = date.year % 10_000
+        two(year / 100, at: 0); two(year % 100, at: 2); out[4] = 0x2D
+        two(date.month, at: 5); out[7] = 0x2D
+        two(date.day, at: 8); out[10] = 0x54
+        two(secondOfDay / 3600, at: 11); out[13] = 0x3A
+        two(secondOfDay / 60 % 60, at: 14); out[16] = 0x3A
+        two(secondOfDay % 60, at: 17); out[19] = 0x2E
+        two(microseconds / 10_000, at: 20); two(microseconds / 100 % 100, at: 22); two(microseconds % 100, at: 24)
+        out[26] = 0x5A
     }
 
     /// Year, month (1–12) and day (1–31) of a day counted from 1970-01-01 (negative before it),
