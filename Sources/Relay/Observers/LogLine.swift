@@ -88,6 +88,11 @@ struct LogLine {
     /// One message: `summary` is the replication analyzer's reading of it, when there is one.
     /// Written straight into one byte buffer: properties are read as raw bytes (no string per
     /// property), numbers are written digit by digit.
+    ///
+    /// The first `Profile` comes first, then what the relay knows of the message (summary, request
+    /// profile, round trip), then the other properties in order. That takes one pass over the
+    /// properties when `Profile` leads or there are none (as peers send them); when another
+    /// property leads, a first pass looks for `Profile`.
     func message(_ event: MessageEvent, summary: String? = nil) -> String {
         let message = event.message
         var line = LineBuilder(json: format == .json, event: "message")
@@ -96,22 +101,37 @@ struct LogLine {
         line.text("type", message.type.description)
         line.int("number", Int(message.number))
         line.flags(message.flags)
+        var knownWritten = false
+        var profileFollows = false
         message.properties.forEachRawPair { key, value in
-            guard Self.isProfileKey(key) else { return true }
-            line.raw("profile", value)
-            return false  // the first Profile, as the peers read it
-        }
-        if let summary { line.text("summary", summary) }
-        if let requestProfile = event.requestProfile { line.text("re", requestProfile) }
-        if let rtt = event.roundTrip { line.millis("rttMs", rtt.nanoseconds) }
-        message.properties.forEachRawPair { key, value in
-            if Self.isProfileKey(key) { return true }
-            if Self.isSecret(key) {
-                line.raw(key, UnsafeRawBufferPointer(start: nil, count: 0), redacted: true)
-            } else {
-                line.raw(key, UnsafeRawBufferPointer(rebasing: value.prefix(Self.maxValueLength)))
+            if Self.isProfileKey(key) {
+                if !knownWritten {
+                    line.raw("profile", value)
+                    Self.known(event, summary: summary, to: &line)
+                    knownWritten = true
+                }
+                return true
             }
+            guard knownWritten else {
+                profileFollows = true
+                return false
+            }
+            Self.property(key, value, to: &line)
             return true
+        }
+        if profileFollows {
+            message.properties.forEachRawPair { key, value in
+                guard Self.isProfileKey(key) else { return true }
+                line.raw("profile", value)
+                return false  // the first Profile, as the peers read it
+            }
+        }
+        if !knownWritten { Self.known(event, summary: summary, to: &line) }
+        if profileFollows {
+            message.properties.forEachRawPair { key, value in
+                if !Self.isProfileKey(key) { Self.property(key, value, to: &line) }
+                return true
+            }
         }
         line.int("wireBytes", message.wirePayloadBytes)
         line.int("bodyBytes", message.body.readableBytes)
@@ -119,10 +139,27 @@ struct LogLine {
         return line.finish()
     }
 
-    private static let profileKey = Array("Profile".utf8)
+    /// What the relay knows of a message beyond its bytes.
+    private static func known(_ event: MessageEvent, summary: String?, to line: inout LineBuilder) {
+        if let summary { line.text("summary", summary) }
+        if let requestProfile = event.requestProfile { line.text("re", requestProfile) }
+        if let rtt = event.roundTrip { line.millis("rttMs", rtt.nanoseconds) }
+    }
+
+    /// A property other than `Profile`: redacted when its name looks like a credential, its
+    /// value cut to ``maxValueLength`` bytes.
+    private static func property(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, to line: inout LineBuilder) {
+        if isSecret(key) {
+            line.raw(key, UnsafeRawBufferPointer(start: nil, count: 0), redacted: true)
+        } else {
+            line.raw(key, UnsafeRawBufferPointer(rebasing: value.prefix(maxValueLength)))
+        }
+    }
+
+    private static var profileKey: StaticString { "Profile" }
 
     private static func isProfileKey(_ key: UnsafeRawBufferPointer) -> Bool {
-        key.count == 7 && key.elementsEqual(profileKey)
+        key.count == 7 && memcmp(key.baseAddress!, profileKey.utf8Start, 7) == 0
     }
 
     private func body(_ body: ByteBuffer) -> Value {
