@@ -10,9 +10,9 @@ import Testing
         var builder = LineBuilder(json: json, event: event)
         fill(&builder)
         let line = builder.finish()
-        let stamp = json ? line.utf8.dropFirst(9).prefix(LogLine.timestampLength) : line.utf8.prefix(LogLine.timestampLength)
+        let stamp = json ? line.utf8.dropFirst(9).prefix(LogTimestamp.length) : line.utf8.prefix(LogTimestamp.length)
         #expect(String(stamp)!.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z/) != nil, "\(line)")
-        return json ? line.replacingOccurrences(of: String(stamp)!, with: "T") : String(line.dropFirst(LogLine.timestampLength))
+        return json ? line.replacingOccurrences(of: String(stamp)!, with: "T") : String(line.dropFirst(LogTimestamp.length))
     }
 
     @Test func numbers() {
@@ -51,6 +51,18 @@ import Testing
             Array("Sess\"ion".utf8).withUnsafeBytes { key in line.raw(key, UnsafeRawBufferPointer(start: nil, count: 0), redacted: true) }
         }
         #expect(text == #"{"time":"T","event":"message","q":"a\"b\\c\nd\re\tf\u0001g","n":7,"none":null,"flags":"-","Sess\"ion":"<redacted>"}"#)
+    }
+
+    /// A line built while another is open on the same thread gets its own buffer; both read whole.
+    @Test func nestedBuildersKeepTheirOwnBytes() {
+        var outer = LineBuilder(json: false, event: nil)
+        outer.int("outer", 1)
+        let inner = Self.line(json: false) { line in line.text("inner", "two") }
+        outer.text("after", "inner")
+        let line = outer.finish()
+        #expect(inner == " inner=two")
+        #expect(line.dropFirst(LogTimestamp.length) == " outer=1 after=inner")
+        #expect(Self.line(json: false) { line in line.int("next", 3) } == " next=3")
     }
 
     @Test func longLinesGrowTheBuffer() {

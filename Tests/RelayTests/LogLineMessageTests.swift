@@ -26,7 +26,7 @@ import Testing
         let event = MessageEvent(sessionID: 3, direction: .clientToServer, message: message,
                                  requestProfile: requestProfile, roundTrip: roundTrip)
         let line = LogLine(format: .text, redactBodies: false, withBody: false).message(event, summary: summary)
-        return String(line.dropFirst(LogLine.timestampLength))
+        return String(line.dropFirst(LogTimestamp.length))
     }
 
     static let head = " session=3 dir=C→U type=MSG number=5 flags=-"

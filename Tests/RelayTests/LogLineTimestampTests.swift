@@ -3,8 +3,8 @@ import Foundation
 import Testing
 @testable import Relay
 
-/// The log's timestamps are formatted without the C library's time functions: each must read
-/// exactly as `gmtime_r` would have it.
+/// The log's timestamps are formatted without the C library's time functions, and each thread
+/// keeps its last second formatted: each must read exactly as `gmtime_r` would have it.
 @Suite struct LogLineTimestampTests {
     /// The text `gmtime_r` gives for the same instant.
     static func reference(seconds: Int, microseconds: Int) -> String {
@@ -16,9 +16,9 @@ import Testing
     }
 
     static func formatted(seconds: Int, microseconds: Int) -> String {
-        String(unsafeUninitializedCapacity: LogLine.timestampLength) { buffer in
-            LogLine.writeTimestamp(seconds: seconds, microseconds: microseconds, to: buffer.baseAddress!)
-            return LogLine.timestampLength
+        String(unsafeUninitializedCapacity: LogTimestamp.length) { buffer in
+            LogTimestamp.write(seconds: seconds, microseconds: microseconds, to: buffer.baseAddress!)
+            return LogTimestamp.length
         }
     }
 
@@ -49,8 +49,25 @@ import Testing
         }
     }
 
+    /// A scratch's cached second is used only while the second is unchanged: across second,
+    /// day and year boundaries and a clock stepped back, its text is a fresh format's.
+    @Test func cachedSecondReadsAsAFreshFormat() {
+        let scratch = LineScratch()
+        let newYear = 1_767_225_600  // 2026-01-01T00:00:00
+        let times = [(newYear - 2, 999_999), (newYear - 1, 0), (newYear - 1, 500_000), (newYear - 1, 999_999),
+                     (newYear, 0), (newYear, 1), (newYear, 999_999), (newYear + 1, 0), (newYear - 1, 10),
+                     (newYear - 1, 11), (newYear + 86_400, 5), (newYear + 86_400, 6), (0, 0), (0, 42)]
+        for (seconds, microseconds) in times {
+            let cached = String(unsafeUninitializedCapacity: LogTimestamp.length) { buffer in
+                scratch.writeTimestamp(seconds: seconds, microseconds: microseconds, to: buffer.baseAddress!)
+                return LogTimestamp.length
+            }
+            #expect(cached == Self.reference(seconds: seconds, microseconds: microseconds), "\(seconds).\(microseconds)")
+        }
+    }
+
     @Test func nowHasTheLogShape() {
-        let text = LogLine.timestamp()
+        let text = LogTimestamp.now()
         #expect(text.utf8.count == 27)
         #expect(text.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z/) != nil, "\(text)")
     }

@@ -6,31 +6,38 @@ import BLIPCore
 /// and numbers are copied or written straight into one buffer, and the line becomes a `String`
 /// once, in ``finish()``.
 ///
-/// Noncopyable: it owns its buffer, which it frees when it goes away (after ``finish()``).
+/// Noncopyable: it owns its buffer while it is open, borrowed from the thread's ``LineScratch``
+/// and given back when it goes away (after ``finish()``), so a thread reuses one buffer.
 struct LineBuilder: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var count = 0
     private var capacity: Int
     private let json: Bool
+    private let scratch: LineScratch
 
     /// Room for a message line without a body; a longer line grows the buffer.
     static let initialCapacity = 256
 
     init(json: Bool, event: StaticString?) {
         self.json = json
-        capacity = Self.initialCapacity
-        base = .allocate(capacity: capacity)
+        scratch = LineScratch.current
+        if let kept = scratch.takeBuffer() {
+            (base, capacity) = kept
+        } else {
+            capacity = Self.initialCapacity
+            base = .allocate(capacity: capacity)
+        }
         if json { append("{\"time\":\"") }
-        reserve(LogLine.timestampLength)
-        LogLine.writeTimestamp(to: base + count)
-        count += LogLine.timestampLength
+        reserve(LogTimestamp.length)
+        scratch.writeTimestamp(to: base + count)
+        count += LogTimestamp.length
         if json {
             append("\"")
             if let event { text("event", event) }
         }
     }
 
-    deinit { base.deallocate() }
+    deinit { scratch.giveBack(base, capacity: capacity) }
 
     consuming func finish() -> String {
         if json { byte(0x7D) }
