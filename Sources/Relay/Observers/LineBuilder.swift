@@ -117,15 +117,34 @@ struct LineBuilder: ~Copyable {
 
     private static let redactedMark: StaticString = "<redacted>"
 
+    /// A static key is written as it is, JSON or not: the log's keys are plain words, with no
+    /// quote, backslash or control character to escape.
     private mutating func beginField(_ key: StaticString) {
-        key.withUTF8Buffer { beginField(UnsafeRawBufferPointer($0)) }
+        key.withUTF8Buffer { key in
+            let key = UnsafeRawBufferPointer(key)
+            assert(!Self.needsJSONEscape(key), "log keys are plain words")
+            if json {
+                reserve(key.count + 4)
+                put(0x2C)
+                put(0x22)
+                put(key)
+                put(0x22)
+                put(0x3A)
+            } else {
+                reserve(key.count + 2)
+                put(0x20)
+                put(key)
+                put(0x3D)
+            }
+        }
     }
 
+    /// A key given as raw bytes (a property's name), escaped as JSON needs.
     private mutating func beginField(_ key: UnsafeRawBufferPointer) {
         if json {
-            append(",\"")
-            escapedJSON(key)
-            append("\":")
+            byte(0x2C)
+            quotedJSON(key)
+            byte(0x3A)
         } else {
             reserve(key.count + 2)
             put(0x20)
@@ -137,9 +156,7 @@ struct LineBuilder: ~Copyable {
     /// A string value: JSON-escaped in quotes, or in text quoted only when it must be.
     private mutating func quoted(_ value: UnsafeRawBufferPointer) {
         if json {
-            byte(0x22)
-            escapedJSON(value)
-            byte(0x22)
+            quotedJSON(value)
         } else if value.contains(where: { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D }) {
             reserve(2 * value.count + 2)
             put(0x22)
@@ -153,14 +170,29 @@ struct LineBuilder: ~Copyable {
         }
     }
 
+    /// A JSON string: in quotes, escaped when it must be.
+    private mutating func quotedJSON(_ value: UnsafeRawBufferPointer) {
+        if Self.needsJSONEscape(value) {
+            byte(0x22)
+            escapedJSON(value)
+            byte(0x22)
+        } else {
+            reserve(value.count + 2)
+            put(0x22)
+            put(value)
+            put(0x22)
+        }
+    }
+
+    /// Whether `value` holds a quote, a backslash or a control character.
+    private static func needsJSONEscape(_ value: UnsafeRawBufferPointer) -> Bool {
+        value.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
+    }
+
     private static let hexDigits: StaticString = "0123456789abcdef"
 
     /// JSON string escapes for quotes, backslashes and control characters; other bytes as they are.
     private mutating func escapedJSON(_ value: UnsafeRawBufferPointer) {
-        guard value.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
-            bytes(value)
-            return
-        }
         for byte in value {
             switch byte {
             case 0x22: append("\\\"")
