@@ -18,7 +18,8 @@ struct LineLogHandler: LogHandler {
         // batches in order while one is written outside the buffer lock.
         private let lock = NSLock()
         private let writeLock = NSLock()
-        private var pending: [UInt8] = []
+        /// Only touched under `lock`, so the runtime's exclusivity check is left out.
+        @exclusivity(unchecked) private var pending: [UInt8] = []
         private let descriptor: Int32
         private let ownsDescriptor: Bool
         private var timer: DispatchSourceTimer?
