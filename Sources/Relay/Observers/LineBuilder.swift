@@ -160,9 +160,13 @@ struct LineBuilder: ~Copyable {
         } else if value.contains(where: { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D }) {
             reserve(2 * value.count + 2)
             put(0x22)
-            for byte in value {
-                if byte == 0x22 { put(0x5C) }
-                put(byte)
+            if value.contains(0x22) {
+                for byte in value {
+                    if byte == 0x22 { put(0x5C) }
+                    put(byte)
+                }
+            } else {
+                put(value)
             }
             put(0x22)
         } else {
