@@ -7,7 +7,8 @@ import BLIPCore
 /// once, in ``finish()``.
 ///
 /// Noncopyable: it owns its buffer while it is open, borrowed from the thread's ``LineScratch``
-/// and given back when it goes away (after ``finish()``), so a thread reuses one buffer.
+/// and given back when it goes away (after ``finish()``), so a thread reuses one buffer. Limit:
+/// make and finish a line within one synchronous call (never across a suspension point).
 struct LineBuilder: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var count = 0

@@ -68,12 +68,12 @@ struct LogLine {
     /// The replication summary of a closed session, as one line (JSON under `replication`).
     func replicationSummary(_ id: UInt64, _ summary: ReplicationSummary) -> String {
         var list: [(StaticString, Value)] = [("event", .text("summary")), ("session", .int(Int(id))),
-                                       ("replication", .text(summary.replicationType)),
-                                       ("pulledDocs", .int(summary.pulled.documents)), ("pulledRevs", .int(summary.pulled.revisionsSent)),
-                                       ("pushedDocs", .int(summary.pushed.documents)), ("pushedRevs", .int(summary.pushed.revisionsSent)),
-                                       ("tombstones", .int(summary.pulled.tombstones + summary.pushed.tombstones)),
-                                       ("attachments", .int(summary.pulled.attachmentsSent + summary.pushed.attachmentsSent)),
-                                       ("conflicts", .int(summary.conflicts)), ("caughtUp", .text(summary.caughtUp ? "yes" : "no"))]
+                                             ("replication", .text(summary.replicationType)),
+                                             ("pulledDocs", .int(summary.pulled.documents)), ("pulledRevs", .int(summary.pulled.revisionsSent)),
+                                             ("pushedDocs", .int(summary.pushed.documents)), ("pushedRevs", .int(summary.pushed.revisionsSent)),
+                                             ("tombstones", .int(summary.pulled.tombstones + summary.pushed.tombstones)),
+                                             ("attachments", .int(summary.pulled.attachmentsSent + summary.pushed.attachmentsSent)),
+                                             ("conflicts", .int(summary.conflicts)), ("caughtUp", .text(summary.caughtUp ? "yes" : "no"))]
         if let continuous = summary.continuous { list.append(("continuous", .text(continuous ? "yes" : "no"))) }
         let errors = summary.errorsByDomainAndCode.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }
         if !errors.isEmpty { list.append(("errors", .text(errors.joined(separator: ",")))) }
