@@ -2,81 +2,113 @@ import BLIPCore
 
 /// One log line being written as UTF-8 bytes: `time key=value …` (text; a value with a space, a
 /// quote or `=` is quoted, its quotes escaped) or one JSON object. The relay logs every message
-/// on its event loops, so nothing here makes a string per field: keys, values and numbers are
-/// appended as bytes and the line becomes a `String` once, in ``finish()``.
-struct LineBuilder {
-    private var bytes: [UInt8] = []
+/// on its event loops, so nothing here makes a string per field: keys are static strings, values
+/// and numbers are copied or written straight into one buffer, and the line becomes a `String`
+/// once, in ``finish()``.
+///
+/// Noncopyable: it owns its buffer while it is open, borrowed from the thread's ``LineScratch``
+/// and given back when it goes away (after ``finish()``), so a thread reuses one buffer. Limit:
+/// make and finish a line within one synchronous call (never across a suspension point).
+struct LineBuilder: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
     private let json: Bool
+    private let scratch: LineScratch
 
-    init(json: Bool, event: String?) {
+    /// Room for a message line without a body; a longer line grows the buffer.
+    static let initialCapacity = 256
+
+    init(json: Bool, event: StaticString?) {
         self.json = json
-        bytes.reserveCapacity(256)
+        scratch = LineScratch.current
+        if let kept = scratch.takeBuffer() {
+            (base, capacity) = kept
+        } else {
+            capacity = Self.initialCapacity
+            base = .allocate(capacity: capacity)
+        }
+        if json { append("{\"time\":\"") }
+        reserve(LogTimestamp.length)
+        scratch.writeTimestamp(to: base + count)
+        count += LogTimestamp.length
         if json {
-            append("{\"time\":\"")
-            LogLine.appendTimestamp(to: &bytes)
             append("\"")
             if let event { text("event", event) }
-        } else {
-            LogLine.appendTimestamp(to: &bytes)
         }
     }
 
-    mutating func finish() -> String {
-        if json { bytes.append(0x7D) }
-        return String(decoding: bytes, as: UTF8.self)
+    deinit { scratch.giveBack(base, capacity: capacity) }
+
+    consuming func finish() -> String {
+        if json { byte(0x7D) }
+        return String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)
     }
 
     // MARK: fields
 
-    mutating func text(_ key: String, _ value: String) {
-        var value = value
-        value.withUTF8 { put(key, UnsafeRawBufferPointer($0)) }
+    mutating func text(_ key: StaticString, _ value: String) {
+        beginField(key)
+        let copied: Void? = value.utf8.withContiguousStorageIfAvailable { quoted(UnsafeRawBufferPointer($0)) }
+        if copied == nil {
+            var value = value
+            value.withUTF8 { quoted(UnsafeRawBufferPointer($0)) }
+        }
+    }
+
+    mutating func text(_ key: StaticString, _ value: StaticString) {
+        beginField(key)
+        value.withUTF8Buffer { quoted(UnsafeRawBufferPointer($0)) }
     }
 
     /// A value given as raw bytes (a property); `redacted` writes `<redacted>` instead.
     mutating func raw(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, redacted: Bool = false) {
         beginField(key)
         if redacted {
-            quoted(UnsafeRawBufferPointer(start: Self.redactedMark.utf8Start, count: Self.redactedMark.utf8CodeUnitCount))
+            Self.redactedMark.withUTF8Buffer { quoted(UnsafeRawBufferPointer($0)) }
         } else {
             quoted(value)
         }
     }
 
-    mutating func raw(_ key: String, _ value: UnsafeRawBufferPointer) { put(key, value) }
+    mutating func raw(_ key: StaticString, _ value: UnsafeRawBufferPointer) {
+        beginField(key)
+        quoted(value)
+    }
 
-    mutating func int(_ key: String, _ value: Int) {
+    mutating func int(_ key: StaticString, _ value: Int) {
         beginField(key)
         appendDecimal(value)
     }
 
     /// Nanoseconds shown as milliseconds with three decimals.
-    mutating func millis(_ key: String, _ nanoseconds: Int64) {
+    mutating func millis(_ key: StaticString, _ nanoseconds: Int64) {
         beginField(key)
         let micros = Int(nanoseconds / 1000)
         appendDecimal(micros / 1000)
-        bytes.append(0x2E)
+        byte(0x2E)
         let fraction = micros % 1000
-        if fraction < 100 { bytes.append(0x30) }
-        if fraction < 10 { bytes.append(0x30) }
+        if fraction < 100 { byte(0x30) }
+        if fraction < 10 { byte(0x30) }
         appendDecimal(fraction)
     }
 
     /// Message flags as letters (`Z` compressed, `U` urgent, `N` no-reply, `M` more coming; `-` for none).
     mutating func flags(_ flags: FrameFlags) {
         beginField("flags")
-        let start = bytes.count
-        if json { bytes.append(0x22) }
-        if flags.isCompressed { bytes.append(0x5A) }
-        if flags.isUrgent { bytes.append(0x55) }
-        if flags.isNoReply { bytes.append(0x4E) }
-        if flags.hasMoreComing { bytes.append(0x4D) }
-        if bytes.count == start + (json ? 1 : 0) { bytes.append(0x2D) }
-        if json { bytes.append(0x22) }
+        reserve(6)
+        let start = count
+        if json { put(0x22) }
+        if flags.isCompressed { put(0x5A) }
+        if flags.isUrgent { put(0x55) }
+        if flags.isNoReply { put(0x4E) }
+        if flags.hasMoreComing { put(0x4D) }
+        if count == start + (json ? 1 : 0) { put(0x2D) }
+        if json { put(0x22) }
     }
 
     /// Text lines leave a missing value out; JSON writes `null`.
-    mutating func null(_ key: String) {
+    mutating func null(_ key: StaticString) {
         guard json else { return }
         beginField(key)
         append("null")
@@ -86,55 +118,86 @@ struct LineBuilder {
 
     private static let redactedMark: StaticString = "<redacted>"
 
-    private mutating func put(_ key: String, _ value: UnsafeRawBufferPointer) {
-        var key = key
-        key.withUTF8 { beginField(UnsafeRawBufferPointer($0)) }
-        quoted(value)
+    /// A static key is written as it is, JSON or not: the log's keys are plain words, with no
+    /// quote, backslash or control character to escape.
+    private mutating func beginField(_ key: StaticString) {
+        key.withUTF8Buffer { key in
+            let key = UnsafeRawBufferPointer(key)
+            assert(!Self.needsJSONEscape(key), "log keys are plain words")
+            if json {
+                reserve(key.count + 4)
+                put(0x2C)
+                put(0x22)
+                put(key)
+                put(0x22)
+                put(0x3A)
+            } else {
+                reserve(key.count + 2)
+                put(0x20)
+                put(key)
+                put(0x3D)
+            }
+        }
     }
 
-    private mutating func beginField(_ key: String) {
-        var key = key
-        key.withUTF8 { beginField(UnsafeRawBufferPointer($0)) }
-    }
-
+    /// A key given as raw bytes (a property's name), escaped as JSON needs.
     private mutating func beginField(_ key: UnsafeRawBufferPointer) {
         if json {
-            append(",\"")
-            escapedJSON(key)
-            append("\":")
+            byte(0x2C)
+            quotedJSON(key)
+            byte(0x3A)
         } else {
-            bytes.append(0x20)
-            bytes.append(contentsOf: key)
-            bytes.append(0x3D)
+            reserve(key.count + 2)
+            put(0x20)
+            put(key)
+            put(0x3D)
         }
     }
 
     /// A string value: JSON-escaped in quotes, or in text quoted only when it must be.
     private mutating func quoted(_ value: UnsafeRawBufferPointer) {
         if json {
-            bytes.append(0x22)
-            escapedJSON(value)
-            bytes.append(0x22)
+            quotedJSON(value)
         } else if value.contains(where: { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D }) {
-            bytes.append(0x22)
-            for byte in value {
-                if byte == 0x22 { bytes.append(0x5C) }
-                bytes.append(byte)
+            reserve(2 * value.count + 2)
+            put(0x22)
+            if value.contains(0x22) {
+                for byte in value {
+                    if byte == 0x22 { put(0x5C) }
+                    put(byte)
+                }
+            } else {
+                put(value)
             }
-            bytes.append(0x22)
+            put(0x22)
         } else {
-            bytes.append(contentsOf: value)
+            bytes(value)
         }
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+    /// A JSON string: in quotes, escaped when it must be.
+    private mutating func quotedJSON(_ value: UnsafeRawBufferPointer) {
+        if Self.needsJSONEscape(value) {
+            byte(0x22)
+            escapedJSON(value)
+            byte(0x22)
+        } else {
+            reserve(value.count + 2)
+            put(0x22)
+            put(value)
+            put(0x22)
+        }
+    }
+
+    /// Whether `value` holds a quote, a backslash or a control character.
+    private static func needsJSONEscape(_ value: UnsafeRawBufferPointer) -> Bool {
+        value.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
+    }
+
+    private static let hexDigits: StaticString = "0123456789abcdef"
 
     /// JSON string escapes for quotes, backslashes and control characters; other bytes as they are.
     private mutating func escapedJSON(_ value: UnsafeRawBufferPointer) {
-        guard value.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
-            bytes.append(contentsOf: value)
-            return
-        }
         for byte in value {
             switch byte {
             case 0x22: append("\\\"")
@@ -144,33 +207,67 @@ struct LineBuilder {
             case 0x09: append("\\t")
             case ..<0x20:
                 append("\\u00")
-                bytes.append(Self.hexDigits[Int(byte >> 4)])
-                bytes.append(Self.hexDigits[Int(byte & 0xF)])
-            default: bytes.append(byte)
+                self.byte(Self.hexDigits.utf8Start[Int(byte >> 4)])
+                self.byte(Self.hexDigits.utf8Start[Int(byte & 0xF)])
+            default: self.byte(byte)
             }
         }
     }
 
     private mutating func appendDecimal(_ value: Int) {
-        if value < 0 { bytes.append(0x2D) }
+        reserve(20)  // a sign and up to 19 digits
+        if value < 0 { put(0x2D) }
         var rest = value.magnitude
-        if rest < 10 {
-            bytes.append(UInt8(48 + rest))
-            return
+        var digits = 1
+        var scan = rest
+        while scan >= 10 {
+            scan /= 10
+            digits += 1
         }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 24 digits, filled from the end
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var index = buffer.count
-            while rest > 0 {
-                index -= 1
-                buffer[index] = UInt8(48 + rest % 10)
-                rest /= 10
-            }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[index...]))
-        }
+        count += digits
+        var index = count
+        repeat {
+            index -= 1
+            base[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+            rest /= 10
+        } while rest > 0
     }
 
     private mutating func append(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        text.withUTF8Buffer { bytes(UnsafeRawBufferPointer($0)) }
+    }
+
+    private mutating func bytes(_ value: UnsafeRawBufferPointer) {
+        reserve(value.count)
+        put(value)
+    }
+
+    private mutating func byte(_ value: UInt8) {
+        reserve(1)
+        put(value)
+    }
+
+    /// Writes within reserved room.
+    private mutating func put(_ value: UInt8) {
+        base[count] = value
+        count += 1
+    }
+
+    /// Writes within reserved room.
+    private mutating func put(_ value: UnsafeRawBufferPointer) {
+        guard let source = value.baseAddress, !value.isEmpty else { return }
+        UnsafeMutableRawPointer(base + count).copyMemory(from: source, byteCount: value.count)
+        count += value.count
+    }
+
+    /// Makes room for `extra` more bytes (doubling the buffer as it grows).
+    private mutating func reserve(_ extra: Int) {
+        guard count + extra > capacity else { return }
+        let grown = max(2 * capacity, count + extra)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+        moved.initialize(from: base, count: count)
+        base.deallocate()
+        base = moved
+        capacity = grown
     }
 }

@@ -67,13 +67,13 @@ struct LogLine {
 
     /// The replication summary of a closed session, as one line (JSON under `replication`).
     func replicationSummary(_ id: UInt64, _ summary: ReplicationSummary) -> String {
-        var list: [(String, Value)] = [("event", .text("summary")), ("session", .int(Int(id))),
-                                       ("replication", .text(summary.replicationType)),
-                                       ("pulledDocs", .int(summary.pulled.documents)), ("pulledRevs", .int(summary.pulled.revisionsSent)),
-                                       ("pushedDocs", .int(summary.pushed.documents)), ("pushedRevs", .int(summary.pushed.revisionsSent)),
-                                       ("tombstones", .int(summary.pulled.tombstones + summary.pushed.tombstones)),
-                                       ("attachments", .int(summary.pulled.attachmentsSent + summary.pushed.attachmentsSent)),
-                                       ("conflicts", .int(summary.conflicts)), ("caughtUp", .text(summary.caughtUp ? "yes" : "no"))]
+        var list: [(StaticString, Value)] = [("event", .text("summary")), ("session", .int(Int(id))),
+                                             ("replication", .text(summary.replicationType)),
+                                             ("pulledDocs", .int(summary.pulled.documents)), ("pulledRevs", .int(summary.pulled.revisionsSent)),
+                                             ("pushedDocs", .int(summary.pushed.documents)), ("pushedRevs", .int(summary.pushed.revisionsSent)),
+                                             ("tombstones", .int(summary.pulled.tombstones + summary.pushed.tombstones)),
+                                             ("attachments", .int(summary.pulled.attachmentsSent + summary.pushed.attachmentsSent)),
+                                             ("conflicts", .int(summary.conflicts)), ("caughtUp", .text(summary.caughtUp ? "yes" : "no"))]
         if let continuous = summary.continuous { list.append(("continuous", .text(continuous ? "yes" : "no"))) }
         let errors = summary.errorsByDomainAndCode.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }
         if !errors.isEmpty { list.append(("errors", .text(errors.joined(separator: ",")))) }
@@ -88,6 +88,11 @@ struct LogLine {
     /// One message: `summary` is the replication analyzer's reading of it, when there is one.
     /// Written straight into one byte buffer: properties are read as raw bytes (no string per
     /// property), numbers are written digit by digit.
+    ///
+    /// The first `Profile` comes first, then what the relay knows of the message (summary, request
+    /// profile, round trip), then the other properties in order. That takes one pass over the
+    /// properties when `Profile` leads or there are none (as peers send them); when another
+    /// property leads, a first pass looks for `Profile`.
     func message(_ event: MessageEvent, summary: String? = nil) -> String {
         let message = event.message
         var line = LineBuilder(json: format == .json, event: "message")
@@ -96,22 +101,37 @@ struct LogLine {
         line.text("type", message.type.description)
         line.int("number", Int(message.number))
         line.flags(message.flags)
+        var knownWritten = false
+        var profileFollows = false
         message.properties.forEachRawPair { key, value in
-            guard Self.isProfileKey(key) else { return true }
-            line.raw("profile", value)
-            return false  // the first Profile, as the peers read it
-        }
-        if let summary { line.text("summary", summary) }
-        if let requestProfile = event.requestProfile { line.text("re", requestProfile) }
-        if let rtt = event.roundTrip { line.millis("rttMs", rtt.nanoseconds) }
-        message.properties.forEachRawPair { key, value in
-            if Self.isProfileKey(key) { return true }
-            if Self.isSecret(key) {
-                line.raw(key, UnsafeRawBufferPointer(start: nil, count: 0), redacted: true)
-            } else {
-                line.raw(key, UnsafeRawBufferPointer(rebasing: value.prefix(Self.maxValueLength)))
+            if Self.isProfileKey(key) {
+                if !knownWritten {
+                    line.raw("profile", value)
+                    Self.known(event, summary: summary, to: &line)
+                    knownWritten = true
+                }
+                return true
             }
+            guard knownWritten else {
+                profileFollows = true
+                return false
+            }
+            Self.property(key, value, to: &line)
             return true
+        }
+        if profileFollows {
+            message.properties.forEachRawPair { key, value in
+                guard Self.isProfileKey(key) else { return true }
+                line.raw("profile", value)
+                return false  // the first Profile, as the peers read it
+            }
+        }
+        if !knownWritten { Self.known(event, summary: summary, to: &line) }
+        if profileFollows {
+            message.properties.forEachRawPair { key, value in
+                if !Self.isProfileKey(key) { Self.property(key, value, to: &line) }
+                return true
+            }
         }
         line.int("wireBytes", message.wirePayloadBytes)
         line.int("bodyBytes", message.body.readableBytes)
@@ -119,10 +139,27 @@ struct LogLine {
         return line.finish()
     }
 
-    private static let profileKey = Array("Profile".utf8)
+    /// What the relay knows of a message beyond its bytes.
+    private static func known(_ event: MessageEvent, summary: String?, to line: inout LineBuilder) {
+        if let summary { line.text("summary", summary) }
+        if let requestProfile = event.requestProfile { line.text("re", requestProfile) }
+        if let rtt = event.roundTrip { line.millis("rttMs", rtt.nanoseconds) }
+    }
+
+    /// A property other than `Profile`: redacted when its name looks like a credential, its
+    /// value cut to ``maxValueLength`` bytes.
+    private static func property(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, to line: inout LineBuilder) {
+        if isSecret(key) {
+            line.raw(key, UnsafeRawBufferPointer(start: nil, count: 0), redacted: true)
+        } else {
+            line.raw(key, UnsafeRawBufferPointer(rebasing: value.prefix(maxValueLength)))
+        }
+    }
+
+    private static var profileKey: StaticString { "Profile" }
 
     private static func isProfileKey(_ key: UnsafeRawBufferPointer) -> Bool {
-        key.count == 7 && key.elementsEqual(profileKey)
+        key.count == 7 && memcmp(key.baseAddress!, profileKey.utf8Start, 7) == 0
     }
 
     private func body(_ body: ByteBuffer) -> Value {
@@ -171,7 +208,7 @@ struct LogLine {
     }
 
     /// Text: `time key=value …` (values with spaces quoted); JSON: one object per line.
-    private func fields(_ list: [(String, Value)], event: String? = nil) -> String {
+    private func fields(_ list: [(StaticString, Value)], event: StaticString? = nil) -> String {
         var line = LineBuilder(json: format == .json, event: event)
         for (key, value) in list {
             switch value {
@@ -213,35 +250,5 @@ struct LogLine {
                 }
             }
         }
-    }
-
-    /// UTC wall-clock time with microseconds, e.g. `2026-11-21T20:40:01.123456Z`.
-    static func timestamp() -> String {
-        var bytes: [UInt8] = []
-        appendTimestamp(to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// Appends the timestamp's 27 bytes, digit by digit.
-    static func appendTimestamp(to bytes: inout [UInt8]) {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func put(_ value: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                bytes.append(UInt8(48 + (rest / divisor) % 10))
-                rest %= divisor
-                divisor /= 10
-            }
-        }
-        put(Int(parts.tm_year) + 1900, 4); bytes.append(0x2D); put(Int(parts.tm_mon) + 1, 2); bytes.append(0x2D)
-        put(Int(parts.tm_mday), 2); bytes.append(0x54); put(Int(parts.tm_hour), 2); bytes.append(0x3A)
-        put(Int(parts.tm_min), 2); bytes.append(0x3A); put(Int(parts.tm_sec), 2); bytes.append(0x2E)
-        put(Int(now.tv_nsec / 1000), 6); bytes.append(0x5A)
     }
 }

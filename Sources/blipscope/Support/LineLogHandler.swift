@@ -8,13 +8,18 @@ import Logging
 /// Lines are collected in memory and written in batches — when ``Sink/batchBytes`` have
 /// accumulated, every ``Sink/flushInterval`` (a line waits at most that long), and on
 /// ``Sink/flush()`` at shutdown — so a busy relay does not make one system call per message.
+///
+/// The handler is one reference to immutable ``State``: swift-log copies the handler out of its
+/// logger for every level check and every line, and such a copy only retains that reference.
+/// Setting the level or metadata replaces the state (value semantics, as swift-log asks).
 struct LineLogHandler: LogHandler {
     final class Sink: @unchecked Sendable {
         // The buffer is shared by every event loop thread: `lock` guards it; `writeLock` keeps
         // batches in order while one is written outside the buffer lock.
         private let lock = NSLock()
         private let writeLock = NSLock()
-        private var pending: [UInt8] = []
+        /// Only touched under `lock`, so the runtime's exclusivity check is left out.
+        @exclusivity(unchecked) private var pending: [UInt8] = []
         private let descriptor: Int32
         private let ownsDescriptor: Bool
         private var timer: DispatchSourceTimer?
@@ -53,11 +58,18 @@ struct LineLogHandler: LogHandler {
 
         func write(_ line: String) {
             lock.lock()
-            pending.append(contentsOf: line.utf8)
-            pending.append(0x0A)
-            let full = pending.count >= Self.batchBytes
+            let full = Self.append(line, to: &pending)
             lock.unlock()
             if full { flush() }
+        }
+
+        /// Appends `line` and a newline; true once a batch is ready. Native strings (all on
+        /// Linux) are copied as one block, others byte by byte.
+        private static func append(_ line: String, to pending: inout [UInt8]) -> Bool {
+            let copied: Void? = line.utf8.withContiguousStorageIfAvailable { pending.append(contentsOf: $0) }
+            if copied == nil { pending.append(contentsOf: line.utf8) }
+            pending.append(0x0A)
+            return pending.count >= batchBytes
         }
 
         /// Writes everything collected so far.
@@ -83,21 +95,43 @@ struct LineLogHandler: LogHandler {
         }
     }
 
-    let sink: Sink
-    var logLevel: Logger.Level
-    var metadata: Logger.Metadata = [:]
+    /// What a handler holds; never changed once made.
+    final class State: Sendable {
+        let sink: Sink
+        let logLevel: Logger.Level
+        let metadata: Logger.Metadata
+
+        init(sink: Sink, logLevel: Logger.Level, metadata: Logger.Metadata) {
+            self.sink = sink
+            self.logLevel = logLevel
+            self.metadata = metadata
+        }
+    }
+
+    private var state: State
 
     init(sink: Sink, level: Logger.Level) {
-        self.sink = sink
-        self.logLevel = level
+        state = State(sink: sink, logLevel: level, metadata: [:])
+    }
+
+    var sink: Sink { state.sink }
+
+    var logLevel: Logger.Level {
+        get { state.logLevel }
+        set { state = State(sink: state.sink, logLevel: newValue, metadata: state.metadata) }
+    }
+
+    var metadata: Logger.Metadata {
+        get { state.metadata }
+        set { state = State(sink: state.sink, logLevel: state.logLevel, metadata: newValue) }
     }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
+        get { state.metadata[key] }
         set { metadata[key] = newValue }
     }
 
     func log(event: LogEvent) {
-        sink.write(event.message.description)
+        state.sink.write(event.message.description)
     }
 }

@@ -1,0 +1,78 @@
+import BLIPCore
+import Foundation
+import Testing
+@testable import Relay
+
+/// Log lines written byte by byte: numbers, quoting, escapes and long lines, after the timestamp.
+@Suite struct LineBuilderTests {
+    /// The line after its timestamp (text) or with the timestamp blanked (JSON).
+    static func line(json: Bool, event: StaticString? = nil, _ fill: (inout LineBuilder) -> Void) -> String {
+        var builder = LineBuilder(json: json, event: event)
+        fill(&builder)
+        let line = builder.finish()
+        let stamp = json ? line.utf8.dropFirst(9).prefix(LogTimestamp.length) : line.utf8.prefix(LogTimestamp.length)
+        #expect(String(stamp)!.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z/) != nil, "\(line)")
+        return json ? line.replacingOccurrences(of: String(stamp)!, with: "T") : String(line.dropFirst(LogTimestamp.length))
+    }
+
+    @Test func numbers() {
+        let text = Self.line(json: false) { line in
+            for value in [0, 9, 10, 99, 100, 314, -1, -10, Int.max, Int.min] { line.int("n", value) }
+            line.millis("ms", 0)
+            line.millis("ms", 433_000)
+            line.millis("ms", 12_345_678_901)
+            line.millis("ms", 5_000_000)
+        }
+        #expect(text == " n=0 n=9 n=10 n=99 n=100 n=314 n=-1 n=-10 n=9223372036854775807 n=-9223372036854775808"
+                + " ms=0.000 ms=0.433 ms=12345.678 ms=5.000")
+    }
+
+    @Test func textQuotesOnlyWhatItMust() {
+        let text = Self.line(json: false) { line in
+            line.text("a", "plain")
+            line.text("b", "two words")
+            line.text("c", "say \"hi\"")
+            line.text("d", "k=v")
+            line.text("e", "")
+            line.text("dir", "C→U")
+            line.null("absent")
+            line.flags(FrameFlags(type: .request))
+            line.flags(FrameFlags(type: .request, compressed: true, urgent: true, noReply: true))
+        }
+        #expect(text == " a=plain b=\"two words\" c=\"say \\\"hi\\\"\" d=\"k=v\" e= dir=C→U flags=- flags=ZUN")
+    }
+
+    @Test func jsonEscapes() {
+        let text = Self.line(json: true, event: "message") { line in
+            line.text("q", "a\"b\\c\nd\re\tf\u{1}g")
+            line.int("n", 7)
+            line.null("none")
+            line.flags(FrameFlags(type: .response))
+            Array("Sess\"ion".utf8).withUnsafeBytes { key in line.raw(key, UnsafeRawBufferPointer(start: nil, count: 0), redacted: true) }
+        }
+        #expect(text == #"{"time":"T","event":"message","q":"a\"b\\c\nd\re\tf\u0001g","n":7,"none":null,"flags":"-","Sess\"ion":"<redacted>"}"#)
+    }
+
+    /// A line built while another is open on the same thread gets its own buffer; both read whole.
+    @Test func nestedBuildersKeepTheirOwnBytes() {
+        var outer = LineBuilder(json: false, event: nil)
+        outer.int("outer", 1)
+        let inner = Self.line(json: false) { line in line.text("inner", "two") }
+        outer.text("after", "inner")
+        let line = outer.finish()
+        #expect(inner == " inner=two")
+        #expect(line.dropFirst(LogTimestamp.length) == " outer=1 after=inner")
+        #expect(Self.line(json: false) { line in line.int("next", 3) } == " next=3")
+    }
+
+    @Test func longLinesGrowTheBuffer() {
+        let long = String(repeating: "x", count: 3 * LineBuilder.initialCapacity)
+        let quoted = String(repeating: "\"", count: LineBuilder.initialCapacity)
+        let text = Self.line(json: false) { line in
+            line.text("long", long)
+            line.text("quotes", quoted)
+            line.int("after", 1)
+        }
+        #expect(text == " long=\(long) quotes=\"\(String(repeating: "\\\"", count: LineBuilder.initialCapacity))\" after=1")
+    }
+}
