@@ -19,11 +19,6 @@ struct LogLine {
     /// ignoring ASCII case. Checked on the UTF-8 bytes, without making a lowercased copy.
     static let secretWords: [[UInt8]] = ["auth", "cookie", "token", "password", "secret", "session"].map { Array($0.utf8) }
 
-    static func isSecret(_ key: String) -> Bool {
-        var key = key
-        return key.withUTF8 { isSecret(UnsafeRawBufferPointer($0)) }
-    }
-
     static func isSecret(_ key: UnsafeRawBufferPointer) -> Bool {
         secretWords.contains { word in
             guard key.count >= word.count else { return false }
@@ -219,36 +214,5 @@ struct LogLine {
             }
         }
         return line.finish()
-    }
-
-    static func jsonEscaped(_ text: String) -> String {
-        var out = ""
-        appendJSONEscaped(text, to: &out)
-        return out
-    }
-
-    /// Appends `text` with JSON string escapes; text without quotes, backslashes or control
-    /// characters (the common case) is appended as it is.
-    static func appendJSONEscaped(_ text: String, to out: inout String) {
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
-            out += text
-            return
-        }
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
     }
 }
