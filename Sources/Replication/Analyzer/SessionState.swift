@@ -99,7 +99,7 @@ struct SessionState {
         let box: RequestBox
         var latency: Double?
         if message.type == .request {
-            box = RequestBox(ReplicationMessage(message, context: context))
+            box = RequestBox(ReplicationMessage.typing(message, answering: nil, context: context))
             // `box.message` is passed straight on: a local copy of the typed view costs as much
             // as everything else done for a reply.
             recordRequest(box, noReply: message.isNoReply, from: direction, at: time)
@@ -107,7 +107,7 @@ struct SessionState {
             handleRequest(box.message, from: direction, at: time)
         } else {
             let request = pending[direction.reversed.rawValue].removeValue(forKey: message.number)
-            box = RequestBox(ReplicationMessage(message, answering: request?.box, context: context))
+            box = RequestBox(ReplicationMessage.typing(message, answering: request?.box, context: context))
             if let request {
                 let elapsed = time - request.time
                 latency = elapsed
