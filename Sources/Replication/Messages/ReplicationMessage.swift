@@ -163,11 +163,13 @@ extension ReplicationMessage {
         default: return .emptyReply
         }
     }
-
 }
 
 /// Holds a typed message out of line: a reply's request (a struct cannot contain itself), a
 /// pending request, an analyzed message.
+///
+/// Read single fields as `box.message.field`. To hand the whole message on, use
+/// ``withMessage(_:)``: passing `box.message` as an argument copies all of it first.
 final class RequestBox: Sendable {
     let message: ReplicationMessage
     init(_ message: consuming ReplicationMessage) { self.message = message }
@@ -176,6 +178,9 @@ final class RequestBox: Sendable {
     var profile: String? { message.profile }
     var knownProfile: ReplicationProfile? { message.knownProfile }
     var collection: Int? { message.collection }
+
+    /// Lends the message to `body` in place.
+    func withMessage<T>(_ body: (borrowing ReplicationMessage) -> T) -> T { body(message) }
 }
 
 extension ReplicationMessage.Content {
