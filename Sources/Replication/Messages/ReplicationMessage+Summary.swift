@@ -3,11 +3,39 @@ import BLIPCore
 extension ReplicationMessage {
     /// One line in protocol terms, e.g. `changes 12 revs seq 100…112`, and for a reply the
     /// request's line then the outcome: `changes 12 revs seq 100…112 → wants 10`.
+    ///
+    /// Built for every message the relay logs: the pieces are joined by a ``LineWriter``, and
+    /// the request's line is read in its box.
     public var summary: String {
-        let prefix = collectionName.map { "[\($0)] " } ?? ""
-        if type == .request { return prefix + requestSummary }
-        let head = request.map { $0.requestSummary } ?? "\(profile ?? "reply") #\(number)"
-        return prefix + head + " → " + replySummary
+        // Fields are read into locals first: a closure or `??` autoclosure that reads one
+        // captures, and copies, the whole message.
+        let head: String
+        var outcome: String?
+        if type == .request {
+            head = requestSummary
+        } else {
+            if let requestBox {
+                head = requestBox.withMessage { $0.requestSummary }
+            } else {
+                head = "\(profile ?? "reply") #\(number)"
+            }
+            outcome = replySummary
+        }
+        let collection = collectionName
+        if collection == nil, outcome == nil { return head }
+        let capacity = (collection?.utf8.count ?? 0) + head.utf8.count + (outcome?.utf8.count ?? 0) + 8
+        return LineWriter.text(capacity: capacity) { line in
+            if let collection {
+                line.append("[")
+                line.append(collection)
+                line.append("] ")
+            }
+            line.append(head)
+            if let outcome {
+                line.append(" → ")
+                line.append(outcome)
+            }
+        }
     }
 
     var requestSummary: String {
@@ -41,7 +69,13 @@ extension ReplicationMessage {
         case .ping:
             return "PING"
         case .generic(let generic):
-            return "\(profile ?? "(no profile)") (\(ByteCount.format(generic.bodyBytes)))"
+            let name = profile ?? "(no profile)"
+            return LineWriter.text(capacity: name.utf8.count + ByteCount.maxLength + 3) { line in
+                line.append(name)
+                line.append(" (")
+                line.append(byteCount: generic.bodyBytes)
+                line.append(")")
+            }
         default:
             return "\(profile ?? "request") #\(number)"
         }
@@ -67,11 +101,11 @@ extension ReplicationMessage {
             return "\(found) checkpoint(s), \(none) new, \(missing) missing"
         case .changesReply(let reply):
             let entries: Int
-            if case .changes(let request)? = request?.content { entries = request.entries.count } else { entries = reply.answers.count }
+            if case .changes(let request)? = requestBox?.message.content { entries = request.entries.count } else { entries = reply.answers.count }
             let history = reply.maxHistory.map { " (maxHistory \($0))" } ?? ""
             return "wants \(reply.wantedCount(of: entries))\(history)"
         case .proposeChangesReply(let reply):
-            return Self.proposeOutcome(reply, request: request)
+            return Self.proposeOutcome(reply, request: requestBox?.message.content)
         case .attachment(let bytes):
             return ByteCount.format(bytes)
         case .proveAttachmentReply(let reply):
@@ -80,7 +114,11 @@ extension ReplicationMessage {
             return "\(RevID.abbreviate(reply.revID ?? "?")) (\(ByteCount.format(reply.bodyBytes)))"
                 + (reply.deleted ? " deleted" : "")
         case .generic(let generic):
-            return "(\(ByteCount.format(generic.bodyBytes)))"
+            return LineWriter.text(capacity: ByteCount.maxLength + 2) { line in
+                line.append("(")
+                line.append(byteCount: generic.bodyBytes)
+                line.append(")")
+            }
         default:
             return "ok"
         }
@@ -120,9 +158,9 @@ extension ReplicationMessage {
         return "\(rev.profile) \(rev.docID ?? "?") \(RevID.abbreviate(rev.revID ?? "?")) (\(details.joined(separator: ", ")))"
     }
 
-    private static func proposeOutcome(_ reply: ProposeChangesReply, request: ReplicationMessage?) -> String {
+    private static func proposeOutcome(_ reply: ProposeChangesReply, request: Content?) -> String {
         var count = reply.statuses.count
-        if case .proposeChanges(let sent)? = request?.content { count = max(count, sent.entries.count) }
+        if case .proposeChanges(let sent)? = request { count = max(count, sent.entries.count) }
         var tally: [Int: Int] = [:]
         for index in 0..<count { tally[reply.status(at: index), default: 0] += 1 }
         guard !tally.isEmpty else { return "nothing proposed" }
@@ -139,8 +177,16 @@ extension ReplicationMessage {
 
 /// Byte counts for people: `58 B`, `1.2 KB`, `3.4 MB` (decimal units).
 enum ByteCount {
+    /// The longest text ``format(_:)`` returns (`-9223372036854775808 B`).
+    static let maxLength = 24
+
     static func format(_ bytes: Int) -> String {
-        if bytes < 1000 { return "\(bytes) B" }
+        if bytes < 1000 {
+            return LineWriter.text(capacity: maxLength) { line in
+                line.append(decimal: bytes)
+                line.append(" B")
+            }
+        }
         let units = ["KB", "MB", "GB", "TB"]
         var value = Double(bytes) / 1000
         var unit = 0

@@ -50,7 +50,9 @@ public struct ReplicationMessage: Sendable {
     public var collectionName: String?
     public var bodyBytes: Int
     public var violations: [ReplicationError]
-    private var requestBox: RequestBox?
+    /// The request a reply answers, kept in the analyzer's box; read it in place
+    /// (``RequestBox/withMessage(_:)``), ``request`` copies it out.
+    var requestBox: RequestBox?
 
     /// The request this reply answers, when it was given.
     public var request: ReplicationMessage? { requestBox?.message }
