@@ -4,38 +4,46 @@ extension ReplicationMessage {
     /// One line in protocol terms, e.g. `changes 12 revs seq 100…112`, and for a reply the
     /// request's line then the outcome: `changes 12 revs seq 100…112 → wants 10`.
     ///
-    /// Built for every message the relay logs: the pieces are joined by a ``LineWriter``, and
-    /// the request's line is read in its box.
+    /// Built for every message the relay logs, so written by one ``LineWriter``: an unknown
+    /// profile's pieces straight into it, the others made first (a closure that read the
+    /// message would capture, and copy, all of it). The request's line is read in its box.
     public var summary: String {
-        // Fields are read into locals first: a closure or `??` autoclosure that reads one
-        // captures, and copies, the whole message.
-        let head: String
-        var outcome: String?
+        let head: SummaryPiece
+        var outcome: SummaryPiece?
         if type == .request {
-            head = requestSummary
+            head = requestPiece
         } else {
             if let requestBox {
-                head = requestBox.withMessage { $0.requestSummary }
+                head = requestBox.withMessage { $0.requestPiece }
             } else {
-                head = "\(profile ?? "reply") #\(number)"
+                head = .text("\(profile ?? "reply") #\(number)")
             }
-            outcome = replySummary
+            outcome = replyPiece
         }
         let collection = collectionName
-        if collection == nil, outcome == nil { return head }
-        let capacity = (collection?.utf8.count ?? 0) + head.utf8.count + (outcome?.utf8.count ?? 0) + 8
-        return LineWriter.text(capacity: capacity) { line in
+        if collection == nil, outcome == nil, case .text(let text) = head { return text }
+        return LineWriter.text { line in
             if let collection {
                 line.append("[")
                 line.append(collection)
                 line.append("] ")
             }
-            line.append(head)
+            head.append(to: &line)
             if let outcome {
                 line.append(" → ")
-                line.append(outcome)
+                outcome.append(to: &line)
             }
         }
+    }
+
+    private var requestPiece: SummaryPiece {
+        guard case .generic(let generic) = content else { return .text(requestSummary) }
+        return .size(of: profile ?? "(no profile)", generic.bodyBytes)
+    }
+
+    private var replyPiece: SummaryPiece {
+        guard case .generic(let generic) = content else { return .text(replySummary) }
+        return .size(of: nil, generic.bodyBytes)
     }
 
     var requestSummary: String {
@@ -68,14 +76,8 @@ extension ReplicationMessage {
             return "getRev \(request.docID ?? "?")" + (request.ifNotRev.map { " ifNotRev \(RevID.abbreviate($0))" } ?? "")
         case .ping:
             return "PING"
-        case .generic(let generic):
-            let name = profile ?? "(no profile)"
-            return LineWriter.text(capacity: name.utf8.count + ByteCount.maxLength + 3) { line in
-                line.append(name)
-                line.append(" (")
-                line.append(byteCount: generic.bodyBytes)
-                line.append(")")
-            }
+        case .generic:
+            return requestPiece.text
         default:
             return "\(profile ?? "request") #\(number)"
         }
@@ -113,12 +115,8 @@ extension ReplicationMessage {
         case .getRevReply(let reply):
             return "\(RevID.abbreviate(reply.revID ?? "?")) (\(ByteCount.format(reply.bodyBytes)))"
                 + (reply.deleted ? " deleted" : "")
-        case .generic(let generic):
-            return LineWriter.text(capacity: ByteCount.maxLength + 2) { line in
-                line.append("(")
-                line.append(byteCount: generic.bodyBytes)
-                line.append(")")
-            }
+        case .generic:
+            return replyPiece.text
         default:
             return "ok"
         }
@@ -148,14 +146,33 @@ extension ReplicationMessage {
     }
 
     private static func revSummary(_ rev: RevMessage) -> String {
-        var details = [ByteCount.format(rev.bodyBytes)]
-        if rev.history != nil { details.append("hist \(rev.historyCount)") }
-        if !rev.attachments.isEmpty {
-            details.append("\(rev.attachments.count) attachment" + (rev.attachments.count == 1 ? "" : "s"))
+        let docID = rev.docID ?? "?"
+        let revID = RevID.abbreviate(rev.revID ?? "?")
+        let replaced = rev.replacedRev.map(RevID.abbreviate)
+        return LineWriter.text { line in
+            line.append(rev.profile)
+            line.append(" ")
+            line.append(docID)
+            line.append(" ")
+            line.append(revID)
+            line.append(" (")
+            line.append(byteCount: rev.bodyBytes)
+            if rev.history != nil {
+                line.append(", hist ")
+                line.append(decimal: rev.historyCount)
+            }
+            if !rev.attachments.isEmpty {
+                line.append(", ")
+                line.append(decimal: rev.attachments.count)
+                if rev.attachments.count == 1 { line.append(" attachment") } else { line.append(" attachments") }
+            }
+            if rev.deleted { line.append(", deleted") }
+            if let replaced {
+                line.append(", replaces ")
+                line.append(replaced)
+            }
+            line.append(")")
         }
-        if rev.deleted { details.append("deleted") }
-        if let replaced = rev.replacedRev { details.append("replaces \(RevID.abbreviate(replaced))") }
-        return "\(rev.profile) \(rev.docID ?? "?") \(RevID.abbreviate(rev.revID ?? "?")) (\(details.joined(separator: ", ")))"
     }
 
     private static func proposeOutcome(_ reply: ProposeChangesReply, request: Content?) -> String {
@@ -175,14 +192,38 @@ extension ReplicationMessage {
     }
 }
 
+/// A piece of a summary line.
+private enum SummaryPiece {
+    case text(String)
+    /// An unknown profile's line, `echo (300 B)`, or its reply's outcome, `(300 B)` (no name).
+    case size(of: String?, Int)
+
+    func append(to line: inout LineWriter) {
+        switch self {
+        case .text(let text):
+            line.append(text)
+        case .size(let name, let bytes):
+            if let name {
+                line.append(name)
+                line.append(" ")
+            }
+            line.append("(")
+            line.append(byteCount: bytes)
+            line.append(")")
+        }
+    }
+
+    var text: String {
+        if case .text(let text) = self { return text }
+        return LineWriter.text { append(to: &$0) }
+    }
+}
+
 /// Byte counts for people: `58 B`, `1.2 KB`, `3.4 MB` (decimal units).
 enum ByteCount {
-    /// The longest text ``format(_:)`` returns (`-9223372036854775808 B`).
-    static let maxLength = 24
-
     static func format(_ bytes: Int) -> String {
         if bytes < 1000 {
-            return LineWriter.text(capacity: maxLength) { line in
+            return LineWriter.text { line in
                 line.append(decimal: bytes)
                 line.append(" B")
             }
