@@ -43,6 +43,12 @@ struct LineWriter {
         if copied == nil { append(bytes: Array(text.utf8)) }
     }
 
+    /// UTF-8 bytes of a String, e.g. an ASCII prefix cut without walking its characters.
+    mutating func append(utf8 bytes: Substring.UTF8View) {
+        let copied: Void? = bytes.withContiguousStorageIfAvailable { append(bytes: $0) }
+        if copied == nil { append(bytes: Array(bytes)) }
+    }
+
     mutating func append(_ text: StaticString) {
         append(bytes: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }

@@ -62,7 +62,7 @@ public struct TreeRevID: Sendable, Hashable, CustomStringConvertible {
         LineWriter.text { line in
             line.append(decimal: generation)
             line.append("-")
-            line.append(digest.prefix(4))
+            line.append(utf8: digest.utf8.prefix(4))  // hex digits: a byte each
             line.append("…")
         }
     }

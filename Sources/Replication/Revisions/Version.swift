@@ -30,7 +30,7 @@ public struct Version: Sendable, Hashable, CustomStringConvertible {
         LineWriter.text { line in
             line.append(hex: timestamp, maxDigits: 4)
             line.append("…@")
-            line.append(sourceID.prefix(4))
+            line.append(utf8: sourceID.utf8.prefix(4))  // base64 digits: a byte each
             line.append("…")
         }
     }
