@@ -2,9 +2,9 @@
 /// looks its profile up once and its reply is counted at the slot the request got.
 ///
 /// Known profiles find their slot by ``ReplicationProfile/ordinal`` (no String hashing); other
-/// profiles, `(none)` for requests without one and `(other)` by name. At most
-/// ``SessionState/maxProfiles`` profiles get a slot of their own; past that, new ones share
-/// `(other)` (which may be one more).
+/// profiles, `(none)` for requests without one and `(other)` by name. At most `maxProfiles`
+/// profiles get a slot of their own; past that, new ones share `(other)` (which may be one
+/// more).
 struct ProfileStatsTable {
     private(set) var stats: [ProfileStats] = []
     /// Slots of the known profiles by ordinal; -1 for none yet.
