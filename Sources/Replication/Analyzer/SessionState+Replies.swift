@@ -2,12 +2,12 @@ import BLIPCore
 
 extension SessionState {
     /// What a reply tells: which revisions are wanted, accepted or refused, checkpoint outcomes.
-    mutating func handleReply(_ typed: ReplicationMessage, to request: PendingRequest, from direction: BLIPDirection,
+    mutating func handleReply(_ typed: borrowing ReplicationMessage, to request: PendingRequest, from direction: BLIPDirection,
                               at time: Double, latency: Double) {
         let requester = direction.reversed
         let error: ErrorReply?
         if case .error(let reply) = typed.content { error = reply } else { error = nil }
-        switch request.message.content {
+        switch request.box.message.content {
         case .getCheckpoint(let sent):
             recordCheckpointGet(client: sent.client, reply: typed, error: error, from: direction, at: time)
         case .setCheckpoint(let sent):

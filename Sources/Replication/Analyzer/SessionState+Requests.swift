@@ -2,7 +2,7 @@ import BLIPCore
 
 extension SessionState {
     /// What a request tells about the replication (§5 Push and Pull steps).
-    mutating func handleRequest(_ typed: ReplicationMessage, from direction: BLIPDirection, at time: Double) {
+    mutating func handleRequest(_ typed: borrowing ReplicationMessage, from direction: BLIPDirection, at time: Double) {
         switch typed.content {
         case .getCheckpoint(let request):
             claimCheckpoint(request.client, message: typed, from: direction, at: time)

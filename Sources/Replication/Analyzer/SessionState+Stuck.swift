@@ -13,14 +13,14 @@ extension SessionState {
         for direction in BLIPDirection.allCases {
             for (number, request) in pending[direction.rawValue] {
                 let age = now - request.time
-                let isRev = request.message.knownProfile == .rev || request.message.knownProfile == .putRev
+                let isRev = request.box.message.knownProfile == .rev || request.box.message.knownProfile == .putRev
                 guard age > (isRev ? limits.revReplyTimeout : limits.requestTimeout) else { continue }
                 let kind: Finding.Kind = isRev ? .unansweredRev : .unansweredRequest
                 var docID: String?
-                if case .rev(let rev) = request.message.content { docID = rev.docID }
+                if case .rev(let rev) = request.box.message.content { docID = rev.docID }
                 add(kind, direction.reversed, request.time,
-                    "\(request.message.requestSummary) sent by \(direction) has had no reply \(Self.age(age))",
-                    profile: request.message.profile, number: number, docID: docID)
+                    "\(request.box.withMessage { $0.requestSummary }) sent by \(direction) has had no reply \(Self.age(age))",
+                    profile: request.box.message.profile, number: number, docID: docID)
             }
         }
         for (key, rev) in wanted where now - rev.time > limits.revArrivalTimeout {
@@ -73,7 +73,7 @@ extension SessionState {
             checkpointConflicts: checkpoints.values.reduce(0) { $0 + $1.conflicts },
             errorsByDomainAndCode: errorCounts, caughtUp: caughtUpTime != nil,
             secondsToCaughtUp: caughtUpTime.flatMap { caught in startTime.map { caught - $0 } },
-            closes: closes, profiles: allProfileStats,
+            closes: closes, profiles: profileStats.sorted,
             protocolViolations: violations, findingsDropped: findingsDropped,
             timelineDocumentsEvicted: timelines.evictedDocuments)
     }

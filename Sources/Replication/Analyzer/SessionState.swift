@@ -10,11 +10,13 @@ struct DocRev: Hashable {
 /// The analyzer's whole state; its methods are the analysis, ``SessionAnalyzer`` the locked shell.
 struct SessionState {
     struct PendingRequest {
-        /// Boxed once here; the reply's typed view shares the box.
+        /// Boxed once here; the reply's typed view shares the box. Read its fields through the
+        /// box (`box.message.content`): a local copy of the whole message costs as much as
+        /// everything else done for a reply.
         var box: RequestBox
         var time: Double
-
-        var message: ReplicationMessage { box.message }
+        /// Where the request was counted in ``SessionState/profileStats``; its reply counts there.
+        var statsSlot: Int
     }
 
     struct WantedRev {
@@ -41,11 +43,7 @@ struct SessionState {
     var subprotocol: String?
     var user: String?
     var pending: [[MessageNumber: PendingRequest]] = [[:], [:]]
-    /// Stats of the known profiles, by ``ReplicationProfile/ordinal`` (no String hashing per
-    /// message); other profiles, `(none)` and `(other)` in ``otherProfileStats``.
-    var knownProfileStats = [ProfileStats?](repeating: nil, count: ReplicationProfile.allCases.count)
-    var knownProfileCount = 0
-    var otherProfileStats: [String: ProfileStats] = [:]
+    var profileStats = ProfileStatsTable(maxProfiles: SessionState.maxProfiles)
     var collectionMode = CollectionMode.undetermined
     var timelines: DocumentTimelines
     var wanted: [DocRev: WantedRev] = [:]
@@ -95,41 +93,46 @@ struct SessionState {
         byteCounts[direction.rawValue] += message.wirePayloadBytes > 0 ? message.wirePayloadBytes : message.body.readableBytes
         let firstNewFinding = findings.count
         // Each typed message is boxed once: a pending request and the returned AnalyzedMessage
-        // share the box instead of copying the (large) typed view.
+        // share the box instead of copying the (large) typed view; the handlers borrow it.
         let box: RequestBox
         var latency: Double?
         if message.type == .request {
-            box = RequestBox(ReplicationMessage(message, context: context))
-            // `box.message` is passed straight on: a local copy of the typed view costs as much
-            // as everything else done for a reply.
+            box = RequestBox(ReplicationMessage.typing(message, answering: nil, context: context))
             recordRequest(box, noReply: message.isNoReply, from: direction, at: time)
-            checkCollectionMode(box.message, from: direction, at: time)
-            handleRequest(box.message, from: direction, at: time)
+            box.withMessage { typed in
+                checkCollectionMode(typed, from: direction, at: time)
+                handleRequest(typed, from: direction, at: time)
+            }
         } else {
             let request = pending[direction.reversed.rawValue].removeValue(forKey: message.number)
-            box = RequestBox(ReplicationMessage(message, answering: request?.box, context: context))
+            box = RequestBox(ReplicationMessage.typing(message, answering: request?.box, context: context))
+            let isError = message.type == .error
+            if isError, case .error(let error) = box.message.content { errorCounts[error.key, default: 0] += 1 }
             if let request {
                 let elapsed = time - request.time
                 latency = elapsed
-                updateStats(request.message.profile, known: request.message.knownProfile) { $0.recordAnswer(latency: elapsed, isError: message.type == .error) }
-                if case .error(let error) = box.message.content { errorCounts[error.key, default: 0] += 1 }
-                handleReply(box.message, to: request, from: direction, at: time, latency: elapsed)
-            } else if case .error(let error) = box.message.content {
-                errorCounts[error.key, default: 0] += 1
+                profileStats.update(request.statsSlot) { $0.recordAnswer(latency: elapsed, isError: isError) }
+                box.withMessage { handleReply($0, to: request, from: direction, at: time, latency: elapsed) }
             }
         }
-        for violation in box.message.violations {
-            let kind: Finding.Kind = violation.isCollectionModeViolation ? .mixedCollectionModes : .protocolViolation
-            report(kind, side: direction, message: box.message, at: time,
-                   text: "\(box.message.profile ?? "message") #\(box.message.number): \(violation)")
-        }
+        if !box.message.violations.isEmpty { box.withMessage { reportViolations(of: $0, from: direction, at: time) } }
         let raised = findings.count > firstNewFinding ? Array(findings[firstNewFinding...]) : []
         return AnalyzedMessage(box: box, from: direction, time: time, latency: latency, findings: raised)
     }
 
+    private mutating func reportViolations(of typed: borrowing ReplicationMessage, from direction: BLIPDirection,
+                                           at time: Double) {
+        for violation in typed.violations {
+            let kind: Finding.Kind = violation.isCollectionModeViolation ? .mixedCollectionModes : .protocolViolation
+            report(kind, side: direction, message: typed, at: time,
+                   text: "\(typed.profile ?? "message") #\(typed.number): \(violation)")
+        }
+    }
+
     private mutating func recordRequest(_ box: RequestBox, noReply: Bool, from direction: BLIPDirection,
                                         at time: Double) {
-        updateStats(box.message.profile, known: box.message.knownProfile) { stats in
+        let slot = profileStats.slot(profile: box.message.profile, known: box.message.knownProfile)
+        profileStats.update(slot) { stats in
             stats.requests += 1
             if noReply { stats.noReply += 1 }
         }
@@ -138,36 +141,11 @@ struct SessionState {
             reportLimit("pending", "more than \(limits.maxPendingRequests) requests await replies; later ones are not paired", at: time)
             return
         }
-        pending[direction.rawValue][box.message.number] = PendingRequest(box: box, time: time)
-    }
-
-    /// Counts under the profile; once `maxProfiles` distinct ones are counted, new ones count
-    /// under `(other)`.
-    private mutating func updateStats(_ profile: String?, known: ReplicationProfile?, _ update: (inout ProfileStats) -> Void) {
-        let distinct = knownProfileCount + otherProfileStats.count
-        if let known {
-            let ordinal = known.ordinal
-            if knownProfileStats[ordinal] == nil, distinct < Self.maxProfiles {
-                knownProfileStats[ordinal] = ProfileStats(profile: known.rawValue)
-                knownProfileCount += 1
-            }
-            if knownProfileStats[ordinal] != nil {
-                update(&knownProfileStats[ordinal]!)
-                return
-            }
-        }
-        var key = profile ?? "(none)"
-        if otherProfileStats[key] == nil, distinct >= Self.maxProfiles { key = "(other)" }
-        update(&otherProfileStats[key, default: ProfileStats(profile: key)])
-    }
-
-    /// Every profile's stats, sorted by profile.
-    var allProfileStats: [ProfileStats] {
-        (knownProfileStats.compactMap { $0 } + otherProfileStats.values).sorted { $0.profile < $1.profile }
+        pending[direction.rawValue][box.message.number] = PendingRequest(box: box, time: time, statsSlot: slot)
     }
 
     /// Legacy vs collection-aware (§5): the first replication request decides; mixing is reported.
-    private mutating func checkCollectionMode(_ typed: ReplicationMessage, from direction: BLIPDirection, at time: Double) {
+    private mutating func checkCollectionMode(_ typed: borrowing ReplicationMessage, from direction: BLIPDirection, at time: Double) {
         guard let profile = typed.knownProfile, profile != .ping else { return }
         if collectionMode == .undetermined {
             collectionMode = profile == .getCollections ? .collectionAware : .legacy
@@ -185,15 +163,21 @@ struct SessionState {
         }
     }
 
-    mutating func report(_ kind: Finding.Kind, side: BLIPDirection?, message: ReplicationMessage? = nil,
+    /// A finding about `message` (borrowed: making it optional would copy it).
+    mutating func report(_ kind: Finding.Kind, side: BLIPDirection?, message: borrowing ReplicationMessage,
+                         docID: String? = nil, at time: Double, text: String) {
+        report(kind, side: side, profile: message.profile, number: message.number, docID: docID, at: time, text: text)
+    }
+
+    mutating func report(_ kind: Finding.Kind, side: BLIPDirection?, profile: String? = nil, number: MessageNumber? = nil,
                          docID: String? = nil, at time: Double, text: String) {
         if kind == .protocolViolation || kind == .mixedCollectionModes { violations += 1 }
         guard findings.count < limits.maxFindings else {
             findingsDropped += 1
             return
         }
-        findings.append(Finding(kind: kind, connection: connection, time: time, side: side, profile: message?.profile,
-                                number: message?.number, docID: docID, message: text))
+        findings.append(Finding(kind: kind, connection: connection, time: time, side: side, profile: profile,
+                                number: number, docID: docID, message: text))
     }
 
     mutating func reportLimit(_ key: String, _ text: String, at time: Double) {

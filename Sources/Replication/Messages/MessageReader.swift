@@ -33,6 +33,19 @@ struct MessageReader {
         }
     }
 
+    /// The message's first `Profile` property and the known profile it names, found without
+    /// reading the other properties; a known profile's name is shared, not decoded.
+    static func profile(of message: BLIPMessage) -> (name: String?, known: ReplicationProfile?) {
+        var found: (name: String?, known: ReplicationProfile?) = (nil, nil)
+        message.properties.forEachRawPair { key, value in
+            guard key.matches("Profile") else { return true }
+            let known = ReplicationProfile(utf8: value)
+            found = (known?.rawValue ?? String(decoding: value, as: UTF8.self), known)
+            return false
+        }
+        return found
+    }
+
     /// True when the body is non-empty and within the analysis limit, so a fast path may read
     /// it; otherwise ``jsonBody(required:)`` decides what to report.
     var bodyIsScannable: Bool { body.readableBytes > 0 && body.readableBytes <= context.maxJSONBodyBytes }

@@ -3,11 +3,47 @@ import BLIPCore
 extension ReplicationMessage {
     /// One line in protocol terms, e.g. `changes 12 revs seq 100…112`, and for a reply the
     /// request's line then the outcome: `changes 12 revs seq 100…112 → wants 10`.
+    ///
+    /// Built for every message the relay logs, so written by one ``LineWriter``: an unknown
+    /// profile's pieces straight into it, the others made first (a closure that read the
+    /// message would capture, and copy, all of it). The request's line is read in its box.
     public var summary: String {
-        let prefix = collectionName.map { "[\($0)] " } ?? ""
-        if type == .request { return prefix + requestSummary }
-        let head = request.map { $0.requestSummary } ?? "\(profile ?? "reply") #\(number)"
-        return prefix + head + " → " + replySummary
+        let head: SummaryPiece
+        var outcome: SummaryPiece?
+        if type == .request {
+            head = requestPiece
+        } else {
+            if let requestBox {
+                head = requestBox.withMessage { $0.requestPiece }
+            } else {
+                head = .text("\(profile ?? "reply") #\(number)")
+            }
+            outcome = replyPiece
+        }
+        let collection = collectionName
+        if collection == nil, outcome == nil, case .text(let text) = head { return text }
+        return LineWriter.text { line in
+            if let collection {
+                line.append("[")
+                line.append(collection)
+                line.append("] ")
+            }
+            head.append(to: &line)
+            if let outcome {
+                line.append(" → ")
+                outcome.append(to: &line)
+            }
+        }
+    }
+
+    private var requestPiece: SummaryPiece {
+        guard case .generic(let generic) = content else { return .text(requestSummary) }
+        return .size(of: profile ?? "(no profile)", generic.bodyBytes)
+    }
+
+    private var replyPiece: SummaryPiece {
+        guard case .generic(let generic) = content else { return .text(replySummary) }
+        return .size(of: nil, generic.bodyBytes)
     }
 
     var requestSummary: String {
@@ -40,8 +76,8 @@ extension ReplicationMessage {
             return "getRev \(request.docID ?? "?")" + (request.ifNotRev.map { " ifNotRev \(RevID.abbreviate($0))" } ?? "")
         case .ping:
             return "PING"
-        case .generic(let generic):
-            return "\(profile ?? "(no profile)") (\(ByteCount.format(generic.bodyBytes)))"
+        case .generic:
+            return requestPiece.text
         default:
             return "\(profile ?? "request") #\(number)"
         }
@@ -67,11 +103,11 @@ extension ReplicationMessage {
             return "\(found) checkpoint(s), \(none) new, \(missing) missing"
         case .changesReply(let reply):
             let entries: Int
-            if case .changes(let request)? = request?.content { entries = request.entries.count } else { entries = reply.answers.count }
+            if case .changes(let request)? = requestBox?.message.content { entries = request.entries.count } else { entries = reply.answers.count }
             let history = reply.maxHistory.map { " (maxHistory \($0))" } ?? ""
             return "wants \(reply.wantedCount(of: entries))\(history)"
         case .proposeChangesReply(let reply):
-            return Self.proposeOutcome(reply, request: request)
+            return Self.proposeOutcome(reply, request: requestBox?.message.content)
         case .attachment(let bytes):
             return ByteCount.format(bytes)
         case .proveAttachmentReply(let reply):
@@ -79,8 +115,8 @@ extension ReplicationMessage {
         case .getRevReply(let reply):
             return "\(RevID.abbreviate(reply.revID ?? "?")) (\(ByteCount.format(reply.bodyBytes)))"
                 + (reply.deleted ? " deleted" : "")
-        case .generic(let generic):
-            return "(\(ByteCount.format(generic.bodyBytes)))"
+        case .generic:
+            return replyPiece.text
         default:
             return "ok"
         }
@@ -110,19 +146,38 @@ extension ReplicationMessage {
     }
 
     private static func revSummary(_ rev: RevMessage) -> String {
-        var details = [ByteCount.format(rev.bodyBytes)]
-        if rev.history != nil { details.append("hist \(rev.historyCount)") }
-        if !rev.attachments.isEmpty {
-            details.append("\(rev.attachments.count) attachment" + (rev.attachments.count == 1 ? "" : "s"))
+        let docID = rev.docID ?? "?"
+        let revID = RevID.abbreviate(rev.revID ?? "?")
+        let replaced = rev.replacedRev.map(RevID.abbreviate)
+        return LineWriter.text { line in
+            line.append(rev.profile)
+            line.append(" ")
+            line.append(docID)
+            line.append(" ")
+            line.append(revID)
+            line.append(" (")
+            line.append(byteCount: rev.bodyBytes)
+            if rev.history != nil {
+                line.append(", hist ")
+                line.append(decimal: rev.historyCount)
+            }
+            if !rev.attachments.isEmpty {
+                line.append(", ")
+                line.append(decimal: rev.attachments.count)
+                if rev.attachments.count == 1 { line.append(" attachment") } else { line.append(" attachments") }
+            }
+            if rev.deleted { line.append(", deleted") }
+            if let replaced {
+                line.append(", replaces ")
+                line.append(replaced)
+            }
+            line.append(")")
         }
-        if rev.deleted { details.append("deleted") }
-        if let replaced = rev.replacedRev { details.append("replaces \(RevID.abbreviate(replaced))") }
-        return "\(rev.profile) \(rev.docID ?? "?") \(RevID.abbreviate(rev.revID ?? "?")) (\(details.joined(separator: ", ")))"
     }
 
-    private static func proposeOutcome(_ reply: ProposeChangesReply, request: ReplicationMessage?) -> String {
+    private static func proposeOutcome(_ reply: ProposeChangesReply, request: Content?) -> String {
         var count = reply.statuses.count
-        if case .proposeChanges(let sent)? = request?.content { count = max(count, sent.entries.count) }
+        if case .proposeChanges(let sent)? = request { count = max(count, sent.entries.count) }
         var tally: [Int: Int] = [:]
         for index in 0..<count { tally[reply.status(at: index), default: 0] += 1 }
         guard !tally.isEmpty else { return "nothing proposed" }
@@ -137,10 +192,42 @@ extension ReplicationMessage {
     }
 }
 
+/// A piece of a summary line.
+private enum SummaryPiece {
+    case text(String)
+    /// An unknown profile's line, `echo (300 B)`, or its reply's outcome, `(300 B)` (no name).
+    case size(of: String?, Int)
+
+    func append(to line: inout LineWriter) {
+        switch self {
+        case .text(let text):
+            line.append(text)
+        case .size(let name, let bytes):
+            if let name {
+                line.append(name)
+                line.append(" ")
+            }
+            line.append("(")
+            line.append(byteCount: bytes)
+            line.append(")")
+        }
+    }
+
+    var text: String {
+        if case .text(let text) = self { return text }
+        return LineWriter.text { append(to: &$0) }
+    }
+}
+
 /// Byte counts for people: `58 B`, `1.2 KB`, `3.4 MB` (decimal units).
 enum ByteCount {
     static func format(_ bytes: Int) -> String {
-        if bytes < 1000 { return "\(bytes) B" }
+        if bytes < 1000 {
+            return LineWriter.text { line in
+                line.append(decimal: bytes)
+                line.append(" B")
+            }
+        }
         let units = ["KB", "MB", "GB", "TB"]
         var value = Double(bytes) / 1000
         var unit = 0

@@ -39,53 +39,100 @@ public struct ReplicationMessage: Sendable {
     public var type: MessageType
     public var number: MessageNumber
     /// The request's profile (also for replies); nil when the request had none or is unknown.
-    public var profile: String?
+    public var profile: String? {
+        didSet { knownProfile = profile.flatMap(ReplicationProfile.init(rawValue:)) }
+    }
+    /// ``profile`` as a known value, if it is one; looked up once, when the message is typed.
+    public private(set) var knownProfile: ReplicationProfile?
     public var content: Content
     /// The `collection` index and, once getCollections is known, its `scope.collection` name.
     public var collection: Int?
     public var collectionName: String?
     public var bodyBytes: Int
     public var violations: [ReplicationError]
-    private var requestBox: RequestBox?
+    /// The request a reply answers, kept in the analyzer's box; read it in place
+    /// (``RequestBox/withMessage(_:)``), ``request`` copies it out.
+    var requestBox: RequestBox?
 
     /// The request this reply answers, when it was given.
     public var request: ReplicationMessage? { requestBox?.message }
+}
 
+// The initializers live here so that the struct keeps its memberwise initializer, which builds
+// the value in place (an explicit one assigns each field of a stack copy, then copies it out).
+extension ReplicationMessage {
     /// Types `message`. For a reply pass the request it answers (its number, other direction);
     /// without it a reply is shown generically.
     public init(_ message: BLIPMessage, answering request: ReplicationMessage? = nil,
                 context: MessageContext = MessageContext()) {
-        self.init(message, answering: request.map(RequestBox.init), context: context)
+        self = Self.typing(message, answering: request.map(RequestBox.init), context: context)
     }
 
-    /// Types a reply whose request is already boxed (the analyzer keeps pending requests so,
-    /// and a reply then shares the box instead of allocating one).
-    init(_ message: BLIPMessage, answering requestBox: RequestBox?, context: MessageContext) {
+    /// Types `message`, for a reply with its request already boxed (the analyzer keeps pending
+    /// requests so, and a reply then shares the box instead of allocating one).
+    ///
+    /// Only a message with something to read gets a ``MessageReader``: a request of an unknown
+    /// profile (or none) and most replies are typed from their size and their request alone.
+    /// A function rather than an initializer: an initializer copies the whole message once more
+    /// on return, and takes `message` owned, which costs the caller a copy.
+    static func typing(_ message: BLIPMessage, answering requestBox: RequestBox?,
+                       context: MessageContext) -> ReplicationMessage {
         // The request is read through its box, never copied out of it.
-        type = message.type
-        number = message.number
-        bodyBytes = message.body.readableBytes
-        self.requestBox = requestBox
-        var reader = MessageReader(message: message, context: context)
-        profile = message.type == .request ? reader.string(.profile) : requestBox?.profile
-        reader.profile = profile ?? "message"
-        switch message.type {
-        case .request: content = Self.requestContent(&reader, profile: profile)
-        case .error: content = .error(ErrorReply(reading: &reader))
-        default: content = Self.replyContent(&reader, request: requestBox)
+        let (profile, knownProfile) = message.type == .request ? MessageReader.profile(of: message)
+                                                                : (requestBox?.profile, requestBox?.knownProfile)
+        let content: Content
+        var violations: [ReplicationError] = []
+        if let unread = Self.unreadContent(message, profile: knownProfile, request: requestBox) {
+            content = unread
+        } else {
+            var reader = MessageReader(profile: profile ?? "message", message: message, context: context)
+            switch message.type {
+            case .request: content = Self.requestContent(&reader, profile: knownProfile)
+            case .error: content = .error(ErrorReply(reading: &reader))
+            default: content = Self.replyContent(&reader, request: requestBox)
+            }
+            violations = reader.violations
         }
-        violations = reader.violations
-        collection = message.type == .request ? content.collectionIndex : requestBox?.collection
+        let collection = message.type == .request ? content.collectionIndex : requestBox?.collection
+        var collectionName: String?
         if let collection, collection < context.collections.count {
             collectionName = context.collections[collection].description
         }
+        return ReplicationMessage(type: message.type, number: message.number, profile: profile, knownProfile: knownProfile,
+                                  content: content, collection: collection, collectionName: collectionName,
+                                  bodyBytes: message.body.readableBytes, violations: violations, requestBox: requestBox)
     }
 
-    private static func requestContent(_ reader: inout MessageReader, profile: String?) -> Content {
-        guard let profile, let known = ReplicationProfile(rawValue: profile) else {
+    /// The content of a message that takes nothing to read but its size, else nil: a request of
+    /// an unknown profile or none, and a success reply to one (or to no request seen), to
+    /// getAttachment (the attachment's size), or to a request whose reply has no content (§3).
+    private static func unreadContent(_ message: BLIPMessage, profile: ReplicationProfile?,
+                                      request: RequestBox?) -> Content? {
+        switch message.type {
+        case .request: return profile == nil ? generic(message) : nil
+        case .error: return nil
+        default:
+            switch request?.message.content {
+            case .generic, nil: return generic(message)
+            case .getAttachment: return .attachment(bytes: message.body.readableBytes)
+            // The replies ``replyContent(_:request:)`` reads.
+            case .getCheckpoint, .setCheckpoint, .getCollections, .changes, .proposeChanges, .proveAttachment, .getRev:
+                return nil
+            default: return .emptyReply
+            }
+        }
+    }
+
+    private static func generic(_ message: BLIPMessage) -> Content {
+        .generic(GenericMessage(propertyCount: message.properties.count, bodyBytes: message.body.readableBytes))
+    }
+
+    /// A request of a known profile (``unreadContent(_:profile:request:)`` types the others).
+    private static func requestContent(_ reader: inout MessageReader, profile: ReplicationProfile?) -> Content {
+        guard let profile else {
             return .generic(GenericMessage(propertyCount: reader.properties.count, bodyBytes: reader.body.readableBytes))
         }
-        switch known {
+        switch profile {
         case .getCheckpoint: return .getCheckpoint(GetCheckpointRequest(reading: &reader))
         case .setCheckpoint: return .setCheckpoint(SetCheckpointRequest(reading: &reader))
         case .getCollections: return .getCollections(GetCollectionsRequest(reading: &reader))
@@ -102,6 +149,7 @@ public struct ReplicationMessage: Sendable {
         }
     }
 
+    /// A success reply with content to read (``unreadContent(_:profile:request:)`` types the others).
     private static func replyContent(_ reader: inout MessageReader, request: RequestBox?) -> Content {
         switch request?.message.content {
         case .getCheckpoint: return .checkpoint(Checkpoint(reading: &reader))
@@ -112,28 +160,29 @@ public struct ReplicationMessage: Sendable {
             return .changesReply(ChangesReply(reading: &reader, requested: sent.entries.count))
         case .proposeChanges(let sent):
             return .proposeChangesReply(ProposeChangesReply(reading: &reader, requested: sent.entries.count))
-        case .getAttachment: return .attachment(bytes: reader.body.readableBytes)
         case .proveAttachment: return .proveAttachmentReply(ProveAttachmentReply(reading: &reader))
         case .getRev: return .getRevReply(GetRevReply(reading: &reader))
-        case .generic, nil:
-            return .generic(GenericMessage(propertyCount: reader.properties.count, bodyBytes: reader.body.readableBytes))
         default: return .emptyReply
         }
     }
-
-    /// The profile as a known value, if it is one.
-    public var knownProfile: ReplicationProfile? { profile.flatMap(ReplicationProfile.init(rawValue:)) }
 }
 
 /// Holds a typed message out of line: a reply's request (a struct cannot contain itself), a
 /// pending request, an analyzed message.
+///
+/// Read single fields as `box.message.field`. To hand the whole message on, use
+/// ``withMessage(_:)``: passing `box.message` as an argument copies all of it first.
 final class RequestBox: Sendable {
     let message: ReplicationMessage
     init(_ message: consuming ReplicationMessage) { self.message = message }
 
     /// Single fields, read without copying the whole message out of the box.
     var profile: String? { message.profile }
+    var knownProfile: ReplicationProfile? { message.knownProfile }
     var collection: Int? { message.collection }
+
+    /// Lends the message to `body` in place.
+    func withMessage<T>(_ body: (borrowing ReplicationMessage) -> T) -> T { body(message) }
 }
 
 extension ReplicationMessage.Content {

@@ -58,7 +58,14 @@ public struct TreeRevID: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(generation)-\(digest)" }
 
     /// `3-a1b2…`: the generation and the first four digest digits, for log lines.
-    public var abbreviated: String { "\(generation)-\(digest.prefix(4))…" }
+    public var abbreviated: String {
+        LineWriter.text { line in
+            line.append(decimal: generation)
+            line.append("-")
+            line.append(utf8: digest.utf8.prefix(4))  // hex digits: a byte each
+            line.append("…")
+        }
+    }
 }
 
 extension UInt8 {

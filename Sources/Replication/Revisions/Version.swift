@@ -27,8 +27,12 @@ public struct Version: Sendable, Hashable, CustomStringConvertible {
 
     /// `17a3…@Zm9v…` for log lines.
     public var abbreviated: String {
-        let time = String(timestamp, radix: 16)
-        return "\(time.prefix(4))…@\(sourceID.prefix(4))…"
+        LineWriter.text { line in
+            line.append(hex: timestamp, maxDigits: 4)
+            line.append("…@")
+            line.append(utf8: sourceID.utf8.prefix(4))  // base64 digits: a byte each
+            line.append("…")
+        }
     }
 }
 
