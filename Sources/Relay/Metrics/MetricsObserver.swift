@@ -98,8 +98,8 @@ public final class MetricsObserver: RelayObserver, Sendable {
         let now = Self.now()
         let track = track(event.sessionID)
         let analyzed = event.analysis
-        let profileName = event.message.type == .request ? (analyzed?.message.profile ?? event.message.profile)
-                                                         : event.requestProfile
+        let profileName = event.message.type == .request
+            ? (analyzed?.withMessage { $0.profile } ?? event.message.profile) : event.requestProfile
         let profile = MetricLabels.profileIndex(profileName)
         metrics.messageCounter(direction: direction, type: type, profile: profile).increment()
         if let roundTrip = event.roundTrip { metrics.requestDurations[profile].recordNanoseconds(roundTrip.nanoseconds) }
@@ -112,7 +112,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
                                      number: event.message.number, profile: profileName, bytes: bytes,
                                      latency: event.roundTrip.map { Double($0.nanoseconds) / 1e9 }))
         }
-        if let content = analyzed?.message.content { count(content, direction: direction, profile: profile) }
+        analyzed?.withMessage { count($0.content, direction: direction, profile: profile) }
     }
 
     /// Documents, revisions, attachments, errors and conflicts from the typed view.

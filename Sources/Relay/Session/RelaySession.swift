@@ -84,7 +84,7 @@ final class RelaySession: @unchecked Sendable {
         statistics.sessionID = info.id
         channels[HopHandler.Side.client.rawValue] = clientChannel
         if let policyMediation {
-            policyMediation.report = { [unowned self] verdict in
+            policyMediation.report = { verdict in
                 guard observers.wants(.messages) else { return }
                 observers.emit(.verdict(verdict), kind: .messages)
             }

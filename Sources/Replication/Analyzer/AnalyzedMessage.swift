@@ -27,6 +27,9 @@ public struct AnalyzedMessage: Sendable {
     }
 
     public var summary: String { message.summary }
+
+    /// Reads the typed message in place (``message`` returns a copy of it).
+    public func withMessage<T>(_ body: (borrowing ReplicationMessage) -> T) -> T { box.withMessage(body) }
 }
 
 /// JSON text for the analyzer's results (`inspect --json`): one compact object, keys sorted.
