@@ -115,16 +115,34 @@ struct RelayBenchmark {
             }
         }
         print("relay peak RSS so far: \(relay.memoryKiB("VmHWM") / 1024) MiB")
-        if only.contains("D") { try await latency(relay: relay, upstreamPort: upstreamPort, group: group) }
-        if only.contains("D"), let proxy { try await latency(relay: relay, upstreamPort: upstreamPort, group: group, via: proxy.port) }
+        if only.contains("D") {
+            try await latency(relay: relay, upstreamPort: upstreamPort, group: group, label: placement.rawValue)
+            if let proxy { try await latency(relay: relay, upstreamPort: upstreamPort, group: group, via: proxy.port, label: placement.rawValue) }
+            // Spread, each hop wakes an idle core, and on a virtual machine whose idle cores halt
+            // that wake-up costs more than the relay's work: measure D on the peers' core too.
+            if placement == .spread, let peers = cpus?.peers {
+                let cpuList = peers.map(String.init).joined(separator: ",")
+                let sharedRelay = try RelayProcess(upstreamPort: upstreamPort, logFile: logFile,
+                                                   extraArguments: relayArguments + ["--cpus", cpuList])
+                defer { sharedRelay.stop() }
+                try await latency(relay: sharedRelay, upstreamPort: upstreamPort, group: group, label: "shared")
+                if nginx {
+                    let sharedProxy = try NginxProcess(upstreamPort: upstreamPort, cpus: peers)
+                    defer { sharedProxy.stop() }
+                    try await latency(relay: sharedRelay, upstreamPort: upstreamPort, group: group, via: sharedProxy.port, label: "shared")
+                }
+            }
+        }
         if only.contains("E") { try await idleSessions(relay: relay, group: group) }
         try await server.close()
         try await group.shutdownGracefully()
     }
 
     /// D: sequential small requests, added round-trip latency.
-    /// With `via`, the same through that proxy port (nginx) instead of the relay.
-    private func latency(relay: RelayProcess, upstreamPort: Int, group: EventLoopGroup, via proxyPort: Int? = nil) async throws {
+    /// With `via`, the same through that proxy port (nginx) instead of the relay. `label` names the
+    /// placement the line was measured in.
+    private func latency(relay: RelayProcess, upstreamPort: Int, group: EventLoopGroup, via proxyPort: Int? = nil,
+                         label: String) async throws {
         let request = BLIPMessage.request(profile: "echo", body: Self.body(64))
         var direct: [UInt64] = []
         var relayed: [UInt64] = []
@@ -138,7 +156,7 @@ struct RelayBenchmark {
         let (d50, d99) = percentiles(direct)
         let (r50, r99) = percentiles(relayed)
         let name = proxyPort == nil ? "relay" : "nginx"
-        print(String(format: "D  sequential RTT µs: direct p50 %.0f p99 %.0f, \(name) p50 %.0f p99 %.0f, added p50 %.0f p99 %.0f",
+        print(String(format: "D  (\(label)) sequential RTT µs: direct p50 %.0f p99 %.0f, \(name) p50 %.0f p99 %.0f, added p50 %.0f p99 %.0f",
                      d50, d99, r50, r99, r50 - d50, r99 - d99))
     }
 
