@@ -39,6 +39,7 @@ bench:
 	$(BIN) bench codec
 	$(BIN) bench relay --nginx
 	$(BIN) bench pull
+	$(BIN) bench analyzer
 
 clean:
 	rm -rf .build

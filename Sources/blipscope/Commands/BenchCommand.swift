@@ -1,10 +1,11 @@
 import ArgumentParser
+import Replication
 
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks, to run in release mode (swift build -c release).",
-        subcommands: [CodecBench.self, RelayBench.self, PullBench.self, PolicyBench.self]
+        subcommands: [CodecBench.self, RelayBench.self, PullBench.self, PolicyBench.self, AnalyzerBench.self]
     )
 }
 
@@ -124,6 +125,26 @@ struct PolicyBench: ParsableCommand {
         benchmark.ruleCount = max(1, rules)
         benchmark.only = only
         try benchmark.run()
+    }
+}
+
+struct AnalyzerBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "analyzer",
+        abstract: "Replication analyzer: messages/s of CPU on a pull (changes batches, one rev per entry, checkpoints)."
+    )
+
+    @Option(help: "Messages in the stream.")
+    var messages = 200_000
+
+    @Option(help: "Changes entries per batch.")
+    var batchSize = 50
+
+    @Option(help: "Rounds; the best is reported.")
+    var rounds = 5
+
+    func run() {
+        print(AnalyzerBenchmark.run(messages: max(1, messages), batchSize: max(1, batchSize), rounds: max(1, rounds)))
     }
 }
 
