@@ -1,9 +1,9 @@
 import BLIPCore
-import Relay
 import BLIPNIO
 import Foundation
 import NIOCore
 import NIOPosix
+import Relay
 
 /// `blipscope bench relay`: the same workloads directly against an echo server and through a
 /// `blipscope relay` child process (decoding every message and logging it to a file).
@@ -110,7 +110,7 @@ struct RelayBenchmark {
                 print(pad(path == .relay ? name : "   same through nginx", 38),
                       pad(path == .relay ? format(directRate) : "", 13), pad(format(rate), 12),
                       pad(String(format: "%.2f", Self.median(ratios[path]!)) + spread, 18),
-                      pad(String(format: "%.1f", Double(total * request.body.readableBytes * 2) * rate / Double(total) / 1e6), 11),
+                      pad(String(format: "%.1f", Double(request.body.readableBytes * 2) * rate / 1e6), 11),
                       String(format: "%.3f", cpu[path]! / Double(total * rounds) * 10_000))
             }
         }
