@@ -10,6 +10,16 @@ public struct MediationLimits: Sendable {
     public var maxFrameSize: Int = 16 * 1024
     /// Deflate level of the relay's own deflater (§3.1).
     public var compressionLevel: Int32 = 6
+    /// Most bytes one direction may hold waiting for a timer (messages delayed by `delay`,
+    /// `rateLimit`, `bandwidth`, `replyLatency`, and ACK frames withheld) before the relay stops
+    /// reading from that direction's sender: 16 MiB. Reading resumes once timers have released
+    /// enough to be back at or under it. The relay ACKs a re-encoded direction's sender itself, so
+    /// without this bound a sender whose messages are delayed could make the relay hold without
+    /// limit. What one read batch brings in after the bound is reached is still accepted, so the
+    /// held bytes can exceed it by at most one read's worth (plus the rest of a message split
+    /// over frames). Messages awaiting their own later frames (body rules) are not counted: they
+    /// need more reading to complete, and are bounded by the decoder's message-size limit.
+    public var maxDelayedBytes: Int = 16 * 1024 * 1024
 
     public init() {}
 

@@ -24,6 +24,10 @@ final class MediatedDirection {
     var messages: [MessageKey: MediatedMessage] = [:]
     /// Requests whose first frame has not left yet, in arrival order: none may overtake (§4.3).
     var gate = CircularBuffer<MediatedMessage>()
+    /// Bytes received in this direction and held until a timer fires (``MediationLimits/maxDelayedBytes``).
+    private(set) var delayedBytes = 0
+    /// The most ``delayedBytes`` has been.
+    private(set) var peakDelayedBytes = 0
     private let allocator = ByteBufferAllocator()
 
     init(direction: BLIPDirection, limits: MediationLimits) {
@@ -34,6 +38,12 @@ final class MediatedDirection {
     }
 
     var isReencoding: Bool { encoder != nil }
+
+    /// `bytes` more are held waiting for a timer (negative: a timer released them).
+    func chargeDelayed(_ bytes: Int) {
+        delayedBytes += bytes
+        peakDelayedBytes = max(peakDelayedBytes, delayedBytes)
+    }
 
     /// Switches to re-encoding for the rest of the session (idempotent).
     func switchToReencoding() {

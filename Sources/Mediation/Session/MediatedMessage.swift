@@ -45,6 +45,8 @@ final class MediatedMessage {
     }
 
     var isRequest: Bool { type == .request }
+    /// Bytes of the chunks in ``held``.
+    var heldBytes: Int { held.reduce(0) { $0 + $1.chunk.readableBytes } }
     var expectsReply: Bool { isRequest && !flags.isNoReply }
 }
 

@@ -37,6 +37,7 @@ extension SessionMediator {
         report(message, lane: lane, rule: rule, action: "delay \(Self.describe(amount))", into: &output)
         lane.switchToReencoding()
         message.disposition = .delayed(armTimer(after: amount, for: message, lane: lane, into: &output))
+        lane.chargeDelayed(message.heldBytes)  // later frames are charged as they are held
     }
 
     /// Carries out a body verdict on a complete message.

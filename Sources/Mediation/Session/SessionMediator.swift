@@ -20,14 +20,22 @@ import NIOCore
 /// - An ERR for a denied request leaves only after the request's last frame arrived (LiteCore
 ///   registers the reply then, §4.4); a denied NoReply request vanishes.
 ///
-/// Not thread-safe: one per session, driven from the session's event loop. It does not limit how
-/// much it holds for delayed or awaited messages beyond the decoder's message-size limit.
+/// - Memory: per direction, what it holds for a timer (delayed messages, withheld ACK frames) is
+///   counted in ``delayedBytes(_:)``; above ``MediationLimits/maxDelayedBytes``
+///   ``isOverDelayBudget(_:)`` tells the shell to stop reading that direction's sender until
+///   timers release enough (back-pressure, as an unwritable receiver causes). A message awaiting
+///   its own later frames (a body rule) is not counted and does not stop reading, which it needs
+///   to complete: it is bounded by the decoder's message-size limit. Requests waiting in the
+///   gate behind a held one are not counted either.
+///
+/// Not thread-safe: one per session, driven from the session's event loop.
 public final class SessionMediator {
     let policy: any MediationPolicy
     let lanes: [MediatedDirection]
     private var timers: [UInt64: (direction: BLIPDirection, key: MessageKey)] = [:]
-    /// ACK frames held by ``MediationPolicy/holdAck(_:travelling:)``, by timer token.
-    private var heldAcks: [UInt64: MediatedSend] = [:]
+    /// ACK frames held by ``MediationPolicy/holdAck(_:travelling:)``, by timer token, with the
+    /// direction whose reading brought them (charged with their bytes).
+    private var heldAcks: [UInt64: (send: MediatedSend, chargedTo: BLIPDirection, bytes: Int)] = [:]
     private var nextToken: UInt64 = 0
     private let allocator = ByteBufferAllocator()
 
@@ -39,6 +47,21 @@ public final class SessionMediator {
 
     /// True once the relay re-encodes `direction` (after its first intervention).
     public func isReencoding(_ direction: BLIPDirection) -> Bool { lanes[direction.rawValue].isReencoding }
+
+    /// Bytes received travelling `direction` that wait for a timer: messages held by a delay
+    /// (uncompressed chunks as held) and ACK frames withheld because of what was read from
+    /// `direction`'s sender. Messages awaiting their own later frames are not counted.
+    public func delayedBytes(_ direction: BLIPDirection) -> Int { lanes[direction.rawValue].delayedBytes }
+
+    /// The most ``delayedBytes(_:)`` has been in `direction` during the session.
+    public func peakDelayedBytes(_ direction: BLIPDirection) -> Int { lanes[direction.rawValue].peakDelayedBytes }
+
+    /// True while ``delayedBytes(_:)`` is above ``MediationLimits/maxDelayedBytes``: the shell
+    /// must not read more from `direction`'s sender until a timer brings it back under.
+    public func isOverDelayBudget(_ direction: BLIPDirection) -> Bool {
+        let lane = lanes[direction.rawValue]
+        return lane.delayedBytes > lane.limits.maxDelayedBytes
+    }
 
     /// Takes one received BLIP frame (one WebSocket binary message, unmasked) travelling in
     /// `direction`. Throws the decoder's fatal errors (the session must close) and the relay's
@@ -72,12 +95,15 @@ public final class SessionMediator {
     public func timerFired(_ token: UInt64, now: NIODeadline = .now()) throws(BLIPError) -> MediatorOutput {
         var output = MediatorOutput()
         if let ack = heldAcks.removeValue(forKey: token) {
-            output.append(ack)
+            lanes[ack.chargedTo.rawValue].chargeDelayed(-ack.bytes)
+            output.append(ack.send)
             return output
         }
         guard let (direction, key) = timers.removeValue(forKey: token),
               let message = lanes[direction.rawValue].messages[key] else { return output }
         let lane = lanes[direction.rawValue]
+        // No longer waiting for a timer, whether or not the gate lets it leave now.
+        if case .delayed = message.disposition { lane.chargeDelayed(-message.heldBytes) }
         message.disposition = .forward
         try release(message, lane: lane, into: &output)
         return output
@@ -93,9 +119,11 @@ public final class SessionMediator {
             return
         }
         nextToken += 1
-        heldAcks[nextToken] = MediatedSend(direction: direction,
-                                           payload: .bytes(BLIPFrame.ack(ack.type, number: ack.number, bytes: ack.bytes,
-                                                                         allocator: allocator)))
+        let frame = BLIPFrame.ack(ack.type, number: ack.number, bytes: ack.bytes, allocator: allocator)
+        // A received ACK came from `direction`'s sender; the relay's own ACKs answer the other one.
+        let chargedTo = original == nil ? direction.reversed : direction
+        heldAcks[nextToken] = (MediatedSend(direction: direction, payload: .bytes(frame)), chargedTo, frame.readableBytes)
+        lanes[chargedTo.rawValue].chargeDelayed(frame.readableBytes)
         output.timers.append(MediationTimer(token: nextToken, delay: delay))
         output.reports.append(MediationReport(direction: direction, number: ack.number, type: ack.type, profile: nil,
                                               rule: nil, action: "hold-ack \(Self.describe(delay))"))
@@ -190,6 +218,7 @@ public final class SessionMediator {
             var copy = allocator.buffer(capacity: chunk.readableBytes)
             copy.writeImmutableBuffer(chunk)
             message.held.append((flags, copy))
+            if case .delayed = message.disposition { lane.chargeDelayed(copy.readableBytes) }
         }
     }
 

@@ -41,7 +41,8 @@ public struct RelayConfiguration: Sendable {
     /// With a policy the relay decodes each frame before forwarding it and re-encodes a direction
     /// from its first intervention on (ARCHITECTURE.md "The one protocol fact").
     public var mediationPolicy: (@Sendable (SessionInfo) -> (any MediationPolicy)?)? = nil
-    /// Limits of mediating sessions (frame size of the relay's own frames, deflate level).
+    /// Limits of mediating sessions (frame size of the relay's own frames, deflate level, bytes held
+    /// for timers per direction before reading pauses).
     public var mediationLimits = MediationLimits()
     /// Event loop threads when the relay makes its own group (``RelayServer`` callers may pass one).
     public var eventLoopThreads = System.coreCount

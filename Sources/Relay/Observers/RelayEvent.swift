@@ -153,6 +153,9 @@ public struct SessionStatistics: Sendable {
     public var maxBufferedBytes = [0, 0]
     /// Times reading was paused for back-pressure.
     public var flowPauses = [0, 0]
+    /// Most bytes a mediating session held at once waiting for timers (delayed messages, withheld
+    /// ACKs), per direction; bounded by ``MediationLimits/maxDelayedBytes`` plus one read's worth.
+    public var maxDelayedBytes = [0, 0]
     /// False once the decoder has been given up (budget exceeded, or a fatal decode error).
     public var decoding = true
 }

@@ -97,7 +97,7 @@ public final class RelayServer: Sendable {
         let sessions = state.withLockedValue { Array($0.sessions.values) }
         var result: [SessionStatistics] = []
         for session in sessions {
-            if let stats = try? await session.eventLoop.submit({ session.statistics }).get() { result.append(stats) }
+            if let stats = try? await session.eventLoop.submit({ session.currentStatistics }).get() { result.append(stats) }
         }
         return result.sorted { $0.sessionID < $1.sessionID }
     }

@@ -5,7 +5,8 @@ import NIOWebSocket
 /// relay⇄upstream). It hands received frames to the session's pump for that direction, writes
 /// raw bytes the other pump gives it, and applies back-pressure like a glue handler: `read()` is
 /// held while the partner channel is not writable, and released when it becomes writable again
-/// (reference notes §1).
+/// (reference notes §1); likewise while ``RelaySession/mayRead(_:)`` says no for another reason
+/// (a capture's read gate, the mediator's delay budget), until the session resumes it.
 ///
 /// Event-loop confined, like the session: both channels of a session share one event loop.
 final class HopHandler: ChannelDuplexHandler, RemovableChannelHandler {

@@ -8,7 +8,9 @@ import NIOWebSocket
 /// ``SessionMediator`` before anything is forwarded; its output is written (unchanged frames
 /// through the pump's pass-through path, built frames as new binary messages masked toward the
 /// upstream), its timers are armed on the session's event loop, its decode feeds the inspector
-/// and its interventions become ``RelayEvent/verdict(_:)`` events.
+/// and its interventions become ``RelayEvent/verdict(_:)`` events. While the mediator holds more
+/// than ``MediationLimits/maxDelayedBytes`` for timers in a direction, that direction's sender is
+/// not read (``mayRead(_:)``); the timer that brings it back under resumes the read.
 ///
 /// A decode failure closes the session (the relay cannot forward what it cannot re-encode), with
 /// the close code of ``RelayError/closeCode``.
@@ -67,6 +69,8 @@ extension RelaySession {
             let output = try mediator.timerFired(token)
             recordBuilt(write(output, original: nil, originalBytes: nil, from: nil))
             for hop in hops.compactMap({ $0 }) { hop.flush() }
+            // Back under the delay budget: a hop held for it reads again (a no-op for a hop not held).
+            for hop in hops.compactMap({ $0 }) where mayRead(hop) { hop.resumeReading() }
         } catch {
             fail(RelayError(.decodeFailed(error, .clientToServer)))
         }

@@ -42,6 +42,14 @@ final class RelaySession: @unchecked Sendable {
     private var closeTimer: Scheduled<Void>?
     private var finished = false
     var statistics = SessionStatistics()
+    /// ``statistics`` with what the mediator counts itself filled in.
+    var currentStatistics: SessionStatistics {
+        var current = statistics
+        if let mediator {
+            current.maxDelayedBytes = BLIPDirection.allCases.map { mediator.peakDelayedBytes($0) }
+        }
+        return current
+    }
     private var finishedCallbacks: [() -> Void] = []
     /// Held ``SessionReadGate``s: while above zero neither hop reads (capture back-pressure).
     private var readHolds = 0
@@ -140,11 +148,17 @@ final class RelaySession: @unchecked Sendable {
 
     // MARK: flow control
 
-    func mayRead(_ hop: HopHandler) -> Bool { readHolds == 0 && (partner(of: hop)?.isWritable ?? false) }
+    /// Whether `hop` may read: no ``SessionReadGate`` holds the session, its partner takes writes,
+    /// and the mediator (if any) holds no more than ``MediationLimits/maxDelayedBytes`` for timers
+    /// in the hop's inbound direction.
+    func mayRead(_ hop: HopHandler) -> Bool {
+        readHolds == 0 && (partner(of: hop)?.isWritable ?? false)
+            && !(mediator?.isOverDelayBudget(hop.inboundDirection) ?? false)
+    }
 
     func partnerWritable(_ hop: HopHandler) {
-        guard readHolds == 0 else { return }
-        partner(of: hop)?.resumeReading()
+        guard let partner = partner(of: hop), mayRead(partner) else { return }
+        partner.resumeReading()
     }
 
     /// Stops reading from both peers (from their next read on) until as many ``releaseReading()``.
@@ -362,7 +376,7 @@ final class RelaySession: @unchecked Sendable {
         for hop in hops { hop?.session = nil }
         if opened, observers.wants(.sessions) {
             var summary = SessionSummary(info: info, clientClose: closes[0], upstreamClose: closes[1],
-                                         relayError: relayError, statistics: statistics)
+                                         relayError: relayError, statistics: currentStatistics)
             if let analyzer = info.analyzer {
                 let now = SessionInspector.analyzerNow()
                 for (side, close) in [(BLIPDirection.clientToServer, closes[0]), (.serverToClient, closes[1])] {

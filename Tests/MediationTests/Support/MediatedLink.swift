@@ -45,8 +45,8 @@ final class MediatedLink {
     private(set) var framesSentByClient = 0
     var answerServerRequests = true
 
-    init(policy: any MediationPolicy) {
-        mediator = SessionMediator(policy: policy)
+    init(policy: any MediationPolicy, limits: MediationLimits = .default) {
+        mediator = SessionMediator(policy: policy, limits: limits)
     }
 
     var reports: [MediationReport] { outputs.flatMap { $0.output.reports } }
