@@ -96,3 +96,54 @@ import Testing
         #expect(link.mediator.delayedBytes(.serverToClient) == 0)
     }
 }
+
+extension DelayBudgetTests {
+    @Test("requests that pass but queue behind a delayed one count while it waits for its timer, and leave with it")
+    func requestsQueuedBehindADelayedOneAreCounted() throws {
+        var limits = MediationLimits()
+        limits.maxDelayedBytes = 32 * 1024
+        let link = MediatedLink(policy: ScriptedPolicy(onHead: { head in
+            head.type == .request && head.profile == "slow" ? .delay(.milliseconds(300), rule: "slow") : .pass
+        }), limits: limits)
+        let body = String(repeating: "x", count: 16 * 1024)
+        link.client.send(request: .request(profile: "slow", properties: ["seq": "1"], body: ByteBuffer(string: "tiny")))
+        try link.pump()
+        #expect(!link.mediator.isOverDelayBudget(.clientToServer))
+
+        // Three fast requests pass the policy, but none may overtake the delayed one (§4.3).
+        for seq in 2...4 {
+            link.client.send(request: .request(profile: "fast", properties: ["seq": String(seq)], body: ByteBuffer(string: body)))
+        }
+        try link.pump()
+        #expect(link.serverReceived.isEmpty)
+        #expect(link.mediator.gatedBytes(.clientToServer) >= 3 * body.utf8.count)
+        #expect(link.mediator.isOverDelayBudget(.clientToServer))
+
+        try link.fire(link.timers[0])
+        try link.pump()
+        #expect(link.mediator.gatedBytes(.clientToServer) == 0)
+        #expect(link.mediator.delayedBytes(.clientToServer) == 0)
+        #expect(!link.mediator.isOverDelayBudget(.clientToServer))
+        #expect(link.serverReceived.map { $0.properties["seq"] } == ["1", "2", "3", "4"])
+        #expect(link.mediator.peakDelayedBytes(.clientToServer) >= 3 * body.utf8.count)
+    }
+
+    @Test("requests queued behind one awaiting its body do not stop reading: only more frames move the gate")
+    func requestsBehindABodyRuleAreNotBudgeted() throws {
+        var limits = MediationLimits()
+        limits.maxDelayedBytes = 1024
+        let link = MediatedLink(policy: ScriptedPolicy(
+            onHead: { $0.type == .request && $0.profile == "rev" ? .awaitBody(rule: "look") : .pass },
+            onBody: { _, _ in .pass }), limits: limits)
+        var random = SeededRandom(seed: 9)
+        link.client.send(request: .request(profile: "rev", properties: ["seq": "1"], body: ByteBuffer(bytes: random.bytes(60_000))))
+        link.client.send(request: .request(profile: "fast", properties: ["seq": "2"],
+                                           body: ByteBuffer(string: String(repeating: "y", count: 8 * 1024))))
+        try link.clientStep()
+        try link.clientStep()
+        #expect(!link.mediator.isOverDelayBudget(.clientToServer))
+        try link.pump()
+        #expect(link.mediator.gatedBytes(.clientToServer) == 0)
+        #expect(link.serverReceived.map { $0.properties["seq"] } == ["1", "2"])
+    }
+}

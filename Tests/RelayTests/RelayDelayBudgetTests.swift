@@ -64,4 +64,52 @@ import Testing
         #expect(peak <= budget + 4 * 64 * 1024 + 16 * 1024)
         try await harness.shutdown()
     }
+
+    @Test("a flood of passing requests queued behind one delayed request pauses the sender too, and all arrive in order")
+    func requestsQueuedBehindADelayedOnePauseTheSender() async throws {
+        let budget = 64 * 1024
+        let count = 64
+        let seen = NIOLockedValueBox<[String]>([])
+        let harness = try await RelayHarness.start(upstream: { configuration in
+            configuration.onRequest = { request, handler in
+                seen.withLockedValue { $0.append(request.properties["seq"] ?? "") }
+                RelayHarness.echo(request, handler)
+            }
+        }, relay: { configuration in
+            configuration.mediationLimits.maxDelayedBytes = budget
+            configuration.mediationPolicy = { _ in
+                ClosurePolicy { head in
+                    head.type == .request && head.profile == "slow" ? .delay(.milliseconds(500), rule: "slow-down") : .pass
+                }
+            }
+        })
+        let client = try await harness.connected()
+        // One small delayed request, then 1 MiB of requests no rule touches: they may not
+        // overtake it, so they wait in the relay behind it.
+        var pending = [try await client.send(.request(profile: "slow", properties: ["seq": "0"], body: body("first")))]
+        let payload = String(repeating: "f", count: 16 * 1024)
+        for seq in 1...count {
+            pending.append(try await client.send(.request(profile: "fast", properties: ["seq": String(seq)],
+                                                          body: body(payload))))
+        }
+        _ = try await harness.recorder.first {
+            if case .flowControl(_, .clientToServer, true) = $0 { true } else { false }
+        }
+        let futures = pending
+        let replies = try await withTimeout {
+            var replies: [BLIPMessage] = []
+            for future in futures { replies.append(try await future.get()) }
+            return replies
+        }
+        #expect(replies.map { $0.properties["seq"] } == (0...count).map(String.init))
+        #expect(seen.withLockedValue { $0 } == (0...count).map(String.init))
+
+        try await client.close()
+        let summary = try await harness.recorder.sessionClosed()
+        #expect(summary.relayError == nil)
+        let peak = summary.statistics.maxDelayedBytes[BLIPDirection.clientToServer.rawValue]
+        #expect(peak > budget)
+        #expect(peak <= budget + 4 * 64 * 1024 + 16 * 1024)
+        try await harness.shutdown()
+    }
 }

@@ -26,7 +26,9 @@ final class MediatedDirection {
     var gate = CircularBuffer<MediatedMessage>()
     /// Bytes received in this direction and held until a timer fires (``MediationLimits/maxDelayedBytes``).
     private(set) var delayedBytes = 0
-    /// The most ``delayedBytes`` has been.
+    /// Bytes of requests that passed but wait in ``gate`` behind one still held.
+    private(set) var gatedBytes = 0
+    /// The most ``delayedBytes`` plus ``gatedBytes`` has been.
     private(set) var peakDelayedBytes = 0
     private let allocator = ByteBufferAllocator()
 
@@ -42,7 +44,22 @@ final class MediatedDirection {
     /// `bytes` more are held waiting for a timer (negative: a timer released them).
     func chargeDelayed(_ bytes: Int) {
         delayedBytes += bytes
-        peakDelayedBytes = max(peakDelayedBytes, delayedBytes)
+        peakDelayedBytes = max(peakDelayedBytes, delayedBytes + gatedBytes)
+    }
+
+    /// `bytes` more wait in the gate behind a held request (negative: they left).
+    func chargeGated(_ bytes: Int) {
+        gatedBytes += bytes
+        peakDelayedBytes = max(peakDelayedBytes, delayedBytes + gatedBytes)
+    }
+
+    /// What counts against ``MediationLimits/maxDelayedBytes``: the bytes held for timers, plus
+    /// the requests waiting behind them when the gate's first request waits for a timer. When
+    /// it waits for its own later frames instead (or nothing holds the gate), only reading on
+    /// lets the gate move, so the requests behind it do not count.
+    var budgetedBytes: Int {
+        guard let first = gate.first, case .delayed = first.disposition else { return delayedBytes }
+        return delayedBytes + gatedBytes
     }
 
     /// Switches to re-encoding for the rest of the session (idempotent).

@@ -33,6 +33,8 @@ final class MediatedMessage {
     /// For a request: the reply rewrite to register when it is numbered.
     var replyRewrite: ReplyRewrite?
     var isComplete = false
+    /// Bytes of ``held`` charged as waiting in the gate (``MediatedDirection/chargeGated(_:)``).
+    var gatedBytes = 0
     /// Set once its last frame has been sent (or it was swallowed whole).
     var isDone = false
 

@@ -25,8 +25,9 @@ import NIOCore
 ///   ``isOverDelayBudget(_:)`` tells the shell to stop reading that direction's sender until
 ///   timers release enough (back-pressure, as an unwritable receiver causes). A message awaiting
 ///   its own later frames (a body rule) is not counted and does not stop reading, which it needs
-///   to complete: it is bounded by the decoder's message-size limit. Requests waiting in the
-///   gate behind a held one are not counted either.
+///   to complete: it is bounded by the decoder's message-size limit. Requests that passed but
+///   wait in the gate behind a delayed request count too, as long as the gate's first request
+///   waits for its timer (``MediatedDirection/budgetedBytes``).
 ///
 /// Not thread-safe: one per session, driven from the session's event loop.
 public final class SessionMediator {
@@ -53,14 +54,18 @@ public final class SessionMediator {
     /// `direction`'s sender. Messages awaiting their own later frames are not counted.
     public func delayedBytes(_ direction: BLIPDirection) -> Int { lanes[direction.rawValue].delayedBytes }
 
-    /// The most ``delayedBytes(_:)`` has been in `direction` during the session.
+    /// Bytes of requests that passed but wait behind a held request travelling `direction`.
+    public func gatedBytes(_ direction: BLIPDirection) -> Int { lanes[direction.rawValue].gatedBytes }
+
+    /// The most ``delayedBytes(_:)`` plus ``gatedBytes(_:)`` has been in `direction` during the session.
     public func peakDelayedBytes(_ direction: BLIPDirection) -> Int { lanes[direction.rawValue].peakDelayedBytes }
 
-    /// True while ``delayedBytes(_:)`` is above ``MediationLimits/maxDelayedBytes``: the shell
-    /// must not read more from `direction`'s sender until a timer brings it back under.
+    /// True while ``delayedBytes(_:)`` (plus ``gatedBytes(_:)`` when the gate waits for a timer)
+    /// is above ``MediationLimits/maxDelayedBytes``: the shell must not read more from
+    /// `direction`'s sender until a timer brings it back under.
     public func isOverDelayBudget(_ direction: BLIPDirection) -> Bool {
         let lane = lanes[direction.rawValue]
-        return lane.delayedBytes > lane.limits.maxDelayedBytes
+        return lane.budgetedBytes > lane.limits.maxDelayedBytes
     }
 
     /// Takes one received BLIP frame (one WebSocket binary message, unmasked) travelling in
@@ -103,7 +108,14 @@ public final class SessionMediator {
               let message = lanes[direction.rawValue].messages[key] else { return output }
         let lane = lanes[direction.rawValue]
         // No longer waiting for a timer, whether or not the gate lets it leave now.
-        if case .delayed = message.disposition { lane.chargeDelayed(-message.heldBytes) }
+        if case .delayed = message.disposition {
+            lane.chargeDelayed(-message.heldBytes)
+            if message.isRequest {
+                // Until it leaves the gate (at once, unless a request ahead of it is still held).
+                message.gatedBytes += message.heldBytes
+                lane.chargeGated(message.heldBytes)
+            }
+        }
         message.disposition = .forward
         try release(message, lane: lane, into: &output)
         return output
@@ -218,7 +230,14 @@ public final class SessionMediator {
             var copy = allocator.buffer(capacity: chunk.readableBytes)
             copy.writeImmutableBuffer(chunk)
             message.held.append((flags, copy))
-            if case .delayed = message.disposition { lane.chargeDelayed(copy.readableBytes) }
+            switch message.disposition {
+            case .delayed: lane.chargeDelayed(copy.readableBytes)
+            case .forward where message.isRequest:
+                // Passed, but behind a held request in the gate.
+                message.gatedBytes += copy.readableBytes
+                lane.chargeGated(copy.readableBytes)
+            default: break
+            }
         }
     }
 
@@ -258,6 +277,10 @@ public final class SessionMediator {
     private func flushHeld(_ message: MediatedMessage, lane: MediatedDirection,
                            into output: inout MediatorOutput) throws(BLIPError) {
         guard let number = message.forwardedNumber else { return }
+        if message.gatedBytes > 0 {
+            lane.chargeGated(-message.gatedBytes)
+            message.gatedBytes = 0
+        }
         switch message.disposition {
         case .forward:
             let held = message.held
