@@ -35,7 +35,6 @@ struct ClientPipeline {
         }
         let bound = NIOLoopBound(Pending(handshake: handshake, timeout: timeout), eventLoop: channel.eventLoop)
         let upgrader = RawWebSocketServerUpgrader(
-            maxFrameSize: configuration.limits.maxWebSocketFrameSize,
             shouldUpgrade: { channel, head in
                 shouldUpgrade(channel, head: head, pending: bound.value, clientAddress: clientAddress)
             },
@@ -88,7 +87,7 @@ struct ClientPipeline {
         pending.session = session
         if let release = admission.release { session.whenFinished(release) }
         channel.closeFuture.whenComplete { _ in session.clientChannelClosed() }
-        let hop = HopHandler(side: .upstream)
+        let hop = HopHandler(side: .upstream, maxFrameSize: configuration.limits.maxWebSocketFrameSize)
         hop.session = session
         let boundHop = NIOLoopBound(hop, eventLoop: channel.eventLoop)
         let request = HandshakeHeaders.upstreamRequest(from: head, uri: url.pathPrefix + head.uri,
@@ -147,7 +146,7 @@ struct ClientPipeline {
         if let idle = server.configuration.idleTimeout {
             try sync.addHandler(IdleStateHandler(allTimeout: idle))
         }
-        let hop = HopHandler(side: .client)
+        let hop = HopHandler(side: .client, maxFrameSize: server.configuration.limits.maxWebSocketFrameSize)
         try sync.addHandler(hop)
         session.attach(hop, channel: channel)
     }

@@ -4,9 +4,10 @@ import NIOWebSocket
 
 /// Moves one direction's WebSocket traffic across the relay (ARCHITECTURE.md "One picture").
 ///
-/// Pass-through, today's only mode: every data frame is written to the destination hop as the
-/// bytes it arrived as (client frames keep their mask, reference notes §1), then an unmasked copy
-/// of each complete WebSocket message goes to the session's inspector. PING is answered on the
+/// Pass-through, today's only mode: data frames are written to the destination hop as the bytes
+/// they arrived as (client frames keep their mask, reference notes §1), each run of them in one
+/// read as one slice of the received buffer (``forward(raw:to:)``); then an unmasked copy of each
+/// complete WebSocket message goes to the session's inspector. PING is answered on the
 /// hop it came from and PONG is dropped (keep-alive is per hop, wire-format reference §1.1);
 /// CLOSE goes to the session, which passes it on.
 ///
@@ -29,7 +30,13 @@ final class DirectionPump {
         self.allocator = allocator
     }
 
-    /// Writes `frame` to `destination` as it arrived; returns the bytes written.
+    /// Writes received frames, `bytes` exactly as they arrived, to `destination`.
+    func forward(raw bytes: ByteBuffer, to destination: HopHandler?) {
+        send(bytes, to: destination)
+    }
+
+    /// Writes `frame` to `destination` as it arrived (its header rebuilt with the length in the
+    /// shortest form); returns the bytes written.
     @discardableResult
     func forward(_ frame: WebSocketFrame, to destination: HopHandler?) -> Int {
         let payload = frame.data
@@ -82,24 +89,36 @@ final class DirectionPump {
     /// The complete WebSocket message `frame` finishes, unmasked, for the inspector; nil while a
     /// fragmented message is incomplete. `tooLarge` reports a message over the reassembly limit.
     func message(completedBy frame: WebSocketFrame) -> (bytes: ByteBuffer?, tooLarge: Bool) {
-        if frame.fin && fragments == nil && frame.opcode != .continuation {
-            return (unmasked(frame), false)
+        message(fin: frame.fin, opcode: frame.opcode, maskKey: frame.maskKey, payload: frame.data)
+    }
+
+    /// ``message(completedBy:)`` for a frame given as its header fields and its payload as
+    /// received (masked when `maskKey` is set).
+    func message(fin: Bool, opcode: WebSocketOpcode, maskKey: WebSocketMaskingKey?,
+                 payload: ByteBuffer) -> (bytes: ByteBuffer?, tooLarge: Bool) {
+        func unmaskedPayload() -> ByteBuffer {
+            guard let maskKey else { return payload }
+            return RawFrame.xorCopy(payload, key: maskKey, allocator: allocator)
         }
-        if frame.opcode != .continuation {
-            fragments = allocator.buffer(capacity: frame.length)
+        let length = payload.readableBytes
+        if fin && fragments == nil && opcode != .continuation {
+            return (unmaskedPayload(), false)
+        }
+        if opcode != .continuation {
+            fragments = allocator.buffer(capacity: length)
             fragmentsOverflowed = false
         }
         if !fragmentsOverflowed, var buffer = fragments {
             fragments = nil  // keep the buffer uniquely referenced while appending
-            if buffer.readableBytes + frame.length > maxMessageSize {
+            if buffer.readableBytes + length > maxMessageSize {
                 fragmentsOverflowed = true
             } else {
-                var part = unmasked(frame)
+                var part = unmaskedPayload()
                 buffer.writeBuffer(&part)
                 fragments = buffer
             }
         }
-        guard frame.fin else { return (nil, false) }
+        guard fin else { return (nil, false) }
         defer { fragments = nil; fragmentsOverflowed = false }
         return fragmentsOverflowed ? (nil, true) : (fragments, false)
     }

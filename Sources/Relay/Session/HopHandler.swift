@@ -2,15 +2,16 @@ import NIOCore
 import NIOWebSocket
 
 /// The relay's handler on one of a session's two channels (one hop: client⇄relay or
-/// relay⇄upstream). It hands received frames to the session's pump for that direction, writes
-/// raw bytes the other pump gives it, and applies back-pressure like a glue handler: `read()` is
+/// relay⇄upstream). It finds the WebSocket frames in the bytes received (its
+/// ``WebSocketFrameScanner``; NIO's frame decoder is not in the pipeline) and hands each read's
+/// frames to the session, writes raw bytes the other pump gives it, and applies back-pressure like a glue handler: `read()` is
 /// held while the partner channel is not writable, and released when it becomes writable again
 /// (reference notes §1); likewise while ``RelaySession/mayRead(_:)`` says no for another reason
 /// (a capture's read gate, the mediator's delay budget), until the session resumes it.
 ///
 /// Event-loop confined, like the session: both channels of a session share one event loop.
 final class HopHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = WebSocketFrame
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -21,8 +22,16 @@ final class HopHandler: ChannelDuplexHandler, RemovableChannelHandler {
     var session: RelaySession?
     private(set) var context: ChannelHandlerContext?
     private var readHeld = false
+    private var scanner: WebSocketFrameScanner
+    /// Set once the received bytes were not acceptable framing (the session is closing).
+    private var framingFailed = false
 
-    init(side: Side) { self.side = side }
+    /// `maxFrameSize`: the largest frame payload the peer may send (a bigger one ends the session
+    /// with 1009, ``RelayError/closeCode``).
+    init(side: Side, maxFrameSize: Int) {
+        self.side = side
+        self.scanner = WebSocketFrameScanner(maxFrameSize: maxFrameSize)
+    }
 
     /// The direction of frames this hop receives.
     var inboundDirection: RelayDirection { side == .client ? .clientToServer : .serverToClient }
@@ -72,7 +81,20 @@ final class HopHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        session?.received(unwrapInboundIn(data), on: self)
+        guard !framingFailed else {
+            // As NIO's ByteToMessageHandler did after a decoding error: more bytes from a peer
+            // that broke the framing close its connection (the session already sent its CLOSE).
+            context.close(promise: nil)
+            return
+        }
+        guard let session else { return }
+        scanner.append(unwrapInboundIn(data))
+        do {
+            try session.received(&scanner, on: self)
+        } catch {
+            framingFailed = true
+            session.hopFailed(self, error: error)
+        }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {

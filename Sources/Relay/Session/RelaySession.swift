@@ -53,9 +53,9 @@ final class RelaySession: @unchecked Sendable {
     private var finishedCallbacks: [() -> Void] = []
     /// Held ``SessionReadGate``s: while above zero neither hop reads (capture back-pressure).
     private var readHolds = 0
-    /// Per direction, frames forwarded in the current read batch and not yet decoded
-    /// (``inspectForwarded(_:)``): at most one read's worth.
-    private var forwardedUninspected: [[WebSocketFrame]] = [[], []]
+    /// Per direction, data frames forwarded in the current read batch and not yet decoded
+    /// (``inspectForwarded(_:)``), as header and payload slice: at most one read batch's worth.
+    private var forwardedUninspected: [[(header: WebSocketFrameHeader, payload: ByteBuffer)]] = [[], []]
     /// A policy `close` asked for while a message was being mediated: carried out right after
     /// that message is written, before any later frame of the same read is forwarded.
     private var requestedClose: RelayError?
@@ -180,6 +180,48 @@ final class RelaySession: @unchecked Sendable {
 
     // MARK: traffic
 
+    /// Takes the complete frames of one read from `scanner`, in order. Pass-through: each run of
+    /// consecutive data frames is written to the partner hop as one slice of the received bytes
+    /// (counted per frame, and kept for inspection after the flush); a control frame ends the run,
+    /// which is written before the control frame is handled. A mediating session gets every frame
+    /// as a `WebSocketFrame`. Throws for bytes that are not acceptable framing, after writing the
+    /// frames before them.
+    func received(_ scanner: inout WebSocketFrameScanner, on hop: HopHandler) throws(WebSocketFrameError) {
+        let direction = hop.inboundDirection.rawValue
+        let pump = pumps[direction]
+        /// Consecutive data frames found and not yet written: received bytes `start..<end`.
+        var run: (start: Int, end: Int)?
+        func forwardRun() {
+            guard let bytes = run else { return }
+            run = nil
+            pump.forward(raw: scanner.bytes(from: bytes.start, to: bytes.end), to: partner(of: hop))
+        }
+        defer { forwardRun() }
+        while let frame = try scanner.next() {
+            let header = frame.header
+            guard header.isData, mediator == nil else {
+                forwardRun()
+                received(scanner.webSocketFrame(frame), on: hop)
+                continue
+            }
+            // Closing for the relay's own reason: nothing more is forwarded either way.
+            guard relayError == nil else { continue }
+            if let bytes = run, bytes.end == frame.start {
+                run = (bytes.start, frame.end)
+            } else {
+                forwardRun()
+                run = (frame.start, frame.end)
+            }
+            statistics.framesForwarded[direction] += 1
+            statistics.bytesForwarded[direction] += header.frameLength
+            if inspector.isDecoding || observers.wants(.frameBytes) {
+                forwardedUninspected[direction].append((header, scanner.payload(of: frame)))
+            }
+        }
+    }
+
+    /// One frame the pass-through path does not forward as raw bytes: a control frame, or any
+    /// frame of a mediating session.
     func received(_ frame: WebSocketFrame, on hop: HopHandler) {
         let direction = hop.inboundDirection
         let pump = pumps[direction.rawValue]
@@ -201,10 +243,8 @@ final class RelaySession: @unchecked Sendable {
                 carryOutRequestedClose()
                 return
             }
-            let written = pump.forward(frame, to: partner(of: hop))
-            statistics.framesForwarded[direction.rawValue] += 1
-            statistics.bytesForwarded[direction.rawValue] += written
-            if inspector.isDecoding || observers.wants(.frameBytes) { forwardedUninspected[direction.rawValue].append(frame) }
+            // Pass-through data frames are forwarded by ``received(_:on:)`` with the scanner.
+            assertionFailure("pass-through data frame \(frame.opcode) handed over as a WebSocketFrame")
         }
     }
 
@@ -216,12 +256,13 @@ final class RelaySession: @unchecked Sendable {
         let frames = forwardedUninspected[direction.rawValue]
         forwardedUninspected[direction.rawValue].removeAll(keepingCapacity: true)
         let pump = pumps[direction.rawValue]
-        for frame in frames { inspect(frame, pump: pump) }
+        for frame in frames { inspect(frame.header, payload: frame.payload, pump: pump) }
     }
 
-    private func inspect(_ frame: WebSocketFrame, pump: DirectionPump) {
+    private func inspect(_ header: WebSocketFrameHeader, payload: ByteBuffer, pump: DirectionPump) {
         guard inspector.isDecoding || observers.wants(.frameBytes) else { return }
-        let (bytes, tooLarge) = pump.message(completedBy: frame)
+        let (bytes, tooLarge) = pump.message(fin: header.fin, opcode: header.opcode, maskKey: header.maskKey,
+                                             payload: payload)
         guard inspector.isDecoding else {
             if let bytes { inspector.emitUndecoded(bytes, direction: pump.direction) }
             return
@@ -319,10 +360,8 @@ final class RelaySession: @unchecked Sendable {
 
     func hopFailed(_ hop: HopHandler, error: any Error) {
         switch error {
-        case NIOWebSocketError.invalidFrameLength:
-            fail(RelayError(.frameTooLarge))
-        case let error as NIOWebSocketError:
-            fail(RelayError(.webSocketProtocol("\(error)")))
+        case let error as WebSocketFrameError:
+            fail(error.relayError)
         default:
             channels[hop.side.rawValue]?.close(promise: nil)
         }

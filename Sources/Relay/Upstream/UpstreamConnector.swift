@@ -47,7 +47,7 @@ struct UpstreamConnector: Sendable {
                     }
                     let refusal = RefusalCollector(promise: promise)
                     let refusalBox = NIOLoopBound(refusal, eventLoop: channel.eventLoop)
-                    let upgrader = RawWebSocketClientUpgrader(maxFrameSize: limits.maxWebSocketFrameSize) { channel, response in
+                    let upgrader = RawWebSocketClientUpgrader { channel, response in
                         channel.eventLoop.makeCompletedFuture {
                             let sync = channel.pipeline.syncOperations
                             sync.removeHandler(refusalBox.value, promise: nil)

@@ -3,10 +3,12 @@ import NIOWebSocket
 
 /// WebSocket frames as bytes, for forwarding without NIO's frame encoder (RFC 6455 §5.2).
 ///
-/// A received frame is forwarded as its header, rebuilt from the decoded fields (FIN, RSV, opcode,
-/// mask key; the length in its shortest form, which RFC 6455 requires), followed by the payload
-/// slice exactly as received: a client's frame keeps its mask key and masked bytes. The relay's
-/// own frames (PONG, CLOSE) are built here too, masked when they go to the upstream.
+/// Pass-through data frames are forwarded as the received bytes themselves (``DirectionPump``).
+/// A frame handed on as a `WebSocketFrame` (a CLOSE passed on, a mediating session's unchanged
+/// frame) is written as its header, rebuilt from the decoded fields (FIN, RSV, opcode, mask key;
+/// the length in its shortest form, which RFC 6455 requires), followed by the payload slice exactly
+/// as received: a client's frame keeps its mask key and masked bytes. The relay's own frames (PONG,
+/// CLOSE) are built here too, masked when they go to the upstream.
 enum RawFrame {
     /// Header bytes of `frame`: 2 to 14.
     static func headerLength(payload: Int, masked: Bool) -> Int {

@@ -2,23 +2,21 @@ import NIOCore
 import NIOHTTP1
 import NIOWebSocket
 
-/// A server-side WebSocket upgrader that installs only NIO's frame *decoder*: the relay writes
-/// frames as raw bytes, and NIO's encoder (which always re-masks and cannot be removed) would be in
-/// the way (reference notes §1, gotcha 2). The handshake (`Sec-WebSocket-Accept`, version check,
-/// the headers `shouldUpgrade` returns) is NIO's own.
+/// A server-side WebSocket upgrader that installs no frame handler at all: the relay's
+/// ``HopHandler`` reads and writes the WebSocket stream as raw bytes (its
+/// ``WebSocketFrameScanner`` finds the frames), and NIO's encoder (which always re-masks and cannot
+/// be removed) would be in the way (reference notes §1, gotcha 2). The handshake
+/// (`Sec-WebSocket-Accept`, version check, the headers `shouldUpgrade` returns) is NIO's own.
 struct RawWebSocketServerUpgrader: HTTPServerProtocolUpgrader, Sendable {
     let supportedProtocol = "websocket"
     let requiredUpgradeHeaders: [String] = []
     private let handshake: NIOWebSocketServerUpgrader
-    private let maxFrameSize: Int
     private let upgraded: @Sendable (Channel, HTTPRequestHead) -> EventLoopFuture<Void>
 
-    init(maxFrameSize: Int,
-         shouldUpgrade: @escaping @Sendable (Channel, HTTPRequestHead) -> EventLoopFuture<HTTPHeaders?>,
+    init(shouldUpgrade: @escaping @Sendable (Channel, HTTPRequestHead) -> EventLoopFuture<HTTPHeaders?>,
          upgraded: @escaping @Sendable (Channel, HTTPRequestHead) -> EventLoopFuture<Void>) {
-        self.maxFrameSize = maxFrameSize
         self.upgraded = upgraded
-        self.handshake = NIOWebSocketServerUpgrader(maxFrameSize: maxFrameSize, automaticErrorHandling: false,
+        self.handshake = NIOWebSocketServerUpgrader(automaticErrorHandling: false,
                                                     shouldUpgrade: shouldUpgrade,
                                                     upgradePipelineHandler: { channel, _ in channel.eventLoop.makeSucceededVoidFuture() })
     }
@@ -30,29 +28,21 @@ struct RawWebSocketServerUpgrader: HTTPServerProtocolUpgrader, Sendable {
     }
 
     func upgrade(context: ChannelHandlerContext, upgradeRequest: HTTPRequestHead) -> EventLoopFuture<Void> {
-        do {
-            try context.pipeline.syncOperations.addHandler(
-                ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxFrameSize)))
-        } catch {
-            return context.eventLoop.makeFailedFuture(error)
-        }
-        return upgraded(context.channel, upgradeRequest)
+        upgraded(context.channel, upgradeRequest)
     }
 }
 
-/// The client-side counterpart: NIO's key generation and `Sec-WebSocket-Accept` check, then only
-/// the frame decoder.
+/// The client-side counterpart: NIO's key generation and `Sec-WebSocket-Accept` check, then no
+/// frame handler.
 struct RawWebSocketClientUpgrader: NIOHTTPClientProtocolUpgrader, Sendable {
     let supportedProtocol = "websocket"
     let requiredUpgradeHeaders: [String] = []
     private let handshake: NIOWebSocketClientUpgrader
-    private let maxFrameSize: Int
     private let upgraded: @Sendable (Channel, HTTPResponseHead) -> EventLoopFuture<Void>
 
-    init(maxFrameSize: Int, upgraded: @escaping @Sendable (Channel, HTTPResponseHead) -> EventLoopFuture<Void>) {
-        self.maxFrameSize = maxFrameSize
+    init(upgraded: @escaping @Sendable (Channel, HTTPResponseHead) -> EventLoopFuture<Void>) {
         self.upgraded = upgraded
-        self.handshake = NIOWebSocketClientUpgrader(maxFrameSize: maxFrameSize, automaticErrorHandling: false,
+        self.handshake = NIOWebSocketClientUpgrader(automaticErrorHandling: false,
                                                     upgradePipelineHandler: { channel, _ in channel.eventLoop.makeSucceededVoidFuture() })
     }
 
@@ -65,12 +55,6 @@ struct RawWebSocketClientUpgrader: NIOHTTPClientProtocolUpgrader, Sendable {
     }
 
     func upgrade(context: ChannelHandlerContext, upgradeResponse: HTTPResponseHead) -> EventLoopFuture<Void> {
-        do {
-            try context.pipeline.syncOperations.addHandler(
-                ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxFrameSize)))
-        } catch {
-            return context.eventLoop.makeFailedFuture(error)
-        }
-        return upgraded(context.channel, upgradeResponse)
+        upgraded(context.channel, upgradeResponse)
     }
 }

@@ -1,0 +1,141 @@
+import BLIPCore
+import BLIPNIO
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import NIOWebSocket
+import Testing
+@testable import Relay
+
+/// Pass-through forwards runs of data frames as the bytes they arrived in: a burst of frames the
+/// client writes at once, with a PING in the middle, reaches the upstream byte for byte without
+/// the PING, which the relay answers itself; each frame is still counted and decoded. Framing the
+/// relay refuses ends the session with the close code RFC 6455 gives it.
+@Suite struct RelayRawForwardingTests {
+    /// Writes `bytes` to the connection's socket as they are, below NIO's frame encoder.
+    static func writeRaw(_ bytes: ByteBuffer, on connection: BLIPConnection) async throws {
+        let channel = connection.channel
+        try await channel.eventLoop.flatSubmit {
+            do {
+                let encoder = try channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
+                let promise = channel.eventLoop.makePromise(of: Void.self)
+                encoder.writeAndFlush(NIOAny(bytes), promise: promise)
+                return promise.futureResult
+            } catch {
+                return channel.eventLoop.makeFailedFuture(error)
+            }
+        }.get()
+    }
+
+    /// A masked frame as a client sends it.
+    static func clientFrame(_ opcode: WebSocketOpcode, _ payload: ByteBuffer) -> ByteBuffer {
+        RawFrame.make(opcode: opcode, payload: payload, masked: true, allocator: ByteBufferAllocator())
+    }
+
+    @Test func aBurstOfFramesWithAPingInsideIsForwardedByteExactWithoutThePing() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let upstreamTap = try await TCPTap.start(group: group)
+        let profiles = NIOLockedValueBox<[String]>([])
+        let harness = try await RelayHarness.start(upstream: { upstream in
+            upstream.onRequest = { request, _ in
+                profiles.withLockedValue { $0.append(request.properties["Profile"] ?? "?") }
+            }
+        }, relay: { configuration in
+            upstreamTap.targetPort.withLockedValue { $0 = configuration.upstream.defaultUpstream!.port }
+            configuration.upstream = .single(UpstreamURL("ws://127.0.0.1:\(upstreamTap.port)")!)
+        })
+        let clientTap = try await TCPTap.start(group: group, targetPort: harness.relayAddress.port!)
+        let client = try #require(try await harness.connect { $0.port = clientTap.port }.connection)
+        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let clientSide = try await RelayKeepAliveTests.ControlFrameRecorder.install(on: client)
+        let serverSide = try await RelayKeepAliveTests.ControlFrameRecorder.install(on: server)
+
+        // The client has sent no BLIP frame yet, so a fresh endpoint's messages 1… are next in line.
+        // Two bursts: a PING in the middle of the first, and one ending the second (the run of data
+        // frames before it is written before it is answered, and only once).
+        let endpoint = BLIPEndpoint()
+        let count = 24
+        for (burstNumber, pingAfter) in [(0, count / 2 - 1), (1, count - 1)] {
+            var burst = ByteBuffer()
+            for index in 0..<count {
+                let number = burstNumber * count + index
+                _ = endpoint.send(request: .request(profile: "burst-\(number)", body: body("#\(number)"), noReply: true))
+                let frame = try #require(try endpoint.nextFrame())
+                var bytes = Self.clientFrame(.binary, frame.bytes)
+                burst.writeBuffer(&bytes)
+                if index == pingAfter {
+                    var ping = Self.clientFrame(.ping, body("ping-\(burstNumber)"))
+                    burst.writeBuffer(&ping)
+                }
+            }
+            try await Self.writeRaw(burst, on: client)
+            #expect(try await clientSide.nextPong() == "ping-\(burstNumber)")
+        }
+        try await withTimeout {
+            while profiles.withLockedValue({ $0.count }) < 2 * count { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(profiles.withLockedValue { $0 } == (0..<2 * count).map { "burst-\($0)" })
+        try await client.close()
+        let summary = try await harness.recorder.sessionClosed()
+        try await withTimeout { try await clientTap.closed.get() }
+        try await withTimeout { try await upstreamTap.closed.get() }
+
+        let clientSent = TCPTap.webSocketBytes(clientTap.forward.withLockedValue { $0 })
+        let upstreamGot = TCPTap.webSocketBytes(upstreamTap.forward.withLockedValue { $0 })
+        #expect(RelayByteExactnessTests.firstDifference(Self.withoutPings(clientSent), upstreamGot) == nil,
+                "client → upstream is byte-exact, the PINGs left out")
+        #expect(serverSide.pings.isEmpty, "the client's PING stayed on the client hop")
+        #expect(summary.statistics.framesForwarded[0] == 2 * count, "each data frame counted")
+        let decoded = harness.recorder.all.filter {
+            if case .message(let event) = $0, event.direction == .clientToServer { true } else { false }
+        }
+        #expect(decoded.count == 2 * count, "each message decoded after forwarding")
+
+        try await harness.shutdown()
+        try await clientTap.close()
+        try await upstreamTap.close()
+        try await group.shutdownGracefully()
+    }
+
+    /// A client's WebSocket stream without its PING frames.
+    static func withoutPings(_ stream: [UInt8]) -> [UInt8] {
+        var kept: [UInt8] = []
+        var offset = 0
+        while offset < stream.count {
+            let parsed = stream.withUnsafeBytes {
+                WebSocketFrameScanner.parseHeader(UnsafeRawBufferPointer(rebasing: $0[offset...]), maxFrameSize: 1 << 20)
+            }
+            guard case .success(let header?) = parsed else { return kept + stream[offset...] }
+            let end = min(stream.count, offset + header.frameLength)
+            if header.opcode != .ping { kept += stream[offset..<end] }
+            offset = end
+        }
+        return kept
+    }
+
+    @Test func aFrameOverTheLimitEndsTheSessionWith1009() async throws {
+        let harness = try await RelayHarness.start(relay: { $0.limits.maxWebSocketFrameSize = 1024 })
+        let client = try await harness.connected()
+        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        try await Self.writeRaw(Self.clientFrame(.binary, ByteBuffer(repeating: 0, count: 1025)), on: client)
+        #expect(try await withTimeout { try await client.closed.get() }.code == 1009)
+        #expect(try await withTimeout { try await server.closed.get() }.code == 1009)
+        let summary = try await harness.recorder.sessionClosed()
+        #expect(summary.relayError?.code == "frame_too_large")
+        #expect(summary.statistics.framesForwarded[0] == 0)
+        try await harness.shutdown()
+    }
+
+    @Test func aPingOver125BytesEndsTheSessionWith1002() async throws {
+        let harness = try await RelayHarness.start()
+        let client = try await harness.connected()
+        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        try await Self.writeRaw(Self.clientFrame(.ping, ByteBuffer(repeating: 0, count: 126)), on: client)
+        #expect(try await withTimeout { try await client.closed.get() }.code == 1002)
+        #expect(try await withTimeout { try await server.closed.get() }.code == 1002)
+        let summary = try await harness.recorder.sessionClosed()
+        #expect(summary.relayError?.code == "websocket_protocol")
+        #expect(summary.relayError?.description == "WebSocket protocol error: multiByteControlFrameLength")
+        try await harness.shutdown()
+    }
+}
