@@ -15,19 +15,7 @@ import Testing
         let budget = 64 * 1024
         let count = 64
         let seen = NIOLockedValueBox<[String]>([])
-        let harness = try await RelayHarness.start(upstream: { configuration in
-            configuration.onRequest = { request, handler in
-                seen.withLockedValue { $0.append(request.properties["seq"] ?? "") }
-                RelayHarness.echo(request, handler)
-            }
-        }, relay: { configuration in
-            configuration.mediationLimits.maxDelayedBytes = budget
-            configuration.mediationPolicy = { _ in
-                ClosurePolicy { head in
-                    head.type == .request && head.profile == "slow" ? .delay(.milliseconds(300), rule: "slow-down") : .pass
-                }
-            }
-        })
+        let harness = try await Self.relay(budget: budget, delayingSlowBy: .milliseconds(300), seen: seen)
         let client = try await harness.connected()
         // 64 × 16 KiB is 1 MiB, all sent at once: far more than the budget.
         let payload = String(repeating: "d", count: 16 * 1024)
@@ -70,19 +58,7 @@ import Testing
         let budget = 64 * 1024
         let count = 64
         let seen = NIOLockedValueBox<[String]>([])
-        let harness = try await RelayHarness.start(upstream: { configuration in
-            configuration.onRequest = { request, handler in
-                seen.withLockedValue { $0.append(request.properties["seq"] ?? "") }
-                RelayHarness.echo(request, handler)
-            }
-        }, relay: { configuration in
-            configuration.mediationLimits.maxDelayedBytes = budget
-            configuration.mediationPolicy = { _ in
-                ClosurePolicy { head in
-                    head.type == .request && head.profile == "slow" ? .delay(.milliseconds(500), rule: "slow-down") : .pass
-                }
-            }
-        })
+        let harness = try await Self.relay(budget: budget, delayingSlowBy: .milliseconds(500), seen: seen)
         let client = try await harness.connected()
         // One small delayed request, then 1 MiB of requests no rule touches: they may not
         // overtake it, so they wait in the relay behind it.
@@ -111,5 +87,24 @@ import Testing
         #expect(peak > budget)
         #expect(peak <= budget + 4 * 64 * 1024 + 16 * 1024)
         try await harness.shutdown()
+    }
+
+    /// An echo upstream that notes each request's `seq` as it arrives, behind a relay that delays
+    /// requests of profile `slow` and holds at most `budget` bytes for timers per direction.
+    static func relay(budget: Int, delayingSlowBy delay: TimeAmount,
+                      seen: NIOLockedValueBox<[String]>) async throws -> RelayHarness {
+        try await RelayHarness.start(upstream: { configuration in
+            configuration.onRequest = { request, handler in
+                seen.withLockedValue { $0.append(request.properties["seq"] ?? "") }
+                RelayHarness.echo(request, handler)
+            }
+        }, relay: { configuration in
+            configuration.mediationLimits.maxDelayedBytes = budget
+            configuration.mediationPolicy = { _ in
+                ClosurePolicy { head in
+                    head.type == .request && head.profile == "slow" ? .delay(delay, rule: "slow-down") : .pass
+                }
+            }
+        })
     }
 }
