@@ -78,14 +78,7 @@ import Testing
 
     @Test("withheld ACK frames count toward the direction whose sender sent them, until released")
     func withheldAcksAreCounted() throws {
-        final class HoldingPolicy: MediationPolicy {
-            func decide(head: MediatedHead) -> HeadDecision { .pass }
-            func decide(body: BLIPMessage, head: MediatedHead) -> BodyDecision { .pass }
-            func holdAck(_ ack: AckInfo, travelling direction: BLIPDirection) -> TimeAmount? {
-                direction == .serverToClient ? .seconds(2) : nil
-            }
-        }
-        let link = MediatedLink(policy: HoldingPolicy())
+        let link = MediatedLink(policy: ServerAckHoldingPolicy())
         var random = SeededRandom(seed: 3)
         link.client.send(request: .request(profile: "rev", properties: ["seq": "1"], body: ByteBuffer(bytes: random.bytes(200_000))))
         try link.pump()

@@ -173,14 +173,7 @@ struct SessionMediatorTests {
 
     @Test("withheld ACKs pause the sender at 128,000 unacknowledged bytes until the hold ends, without re-encoding")
     func withheldAcksPauseTheSender() throws {
-        final class HoldingPolicy: MediationPolicy {
-            func decide(head: MediatedHead) -> HeadDecision { .pass }
-            func decide(body: BLIPMessage, head: MediatedHead) -> BodyDecision { .pass }
-            func holdAck(_ ack: AckInfo, travelling direction: BLIPDirection) -> TimeAmount? {
-                direction == .serverToClient ? .seconds(2) : nil
-            }
-        }
-        let link = MediatedLink(policy: HoldingPolicy())
+        let link = MediatedLink(policy: ServerAckHoldingPolicy())
         var random = SeededRandom(seed: 3)
         link.client.send(request: .request(profile: "rev", properties: ["seq": "1"], body: ByteBuffer(bytes: random.bytes(400_000))))
         try link.pump()

@@ -30,12 +30,7 @@ import Testing
             if case .flowControl(_, .clientToServer, true) = $0 { true } else { false }
         }
         // …and every message still reached the upstream after its delay, in the order sent.
-        let futures = pending
-        let replies = try await withTimeout {
-            var replies: [BLIPMessage] = []
-            for future in futures { replies.append(try await future.get()) }
-            return replies
-        }
+        let replies = try await replies(to: pending)
         #expect(replies.map { $0.properties["seq"] } == (1...count).map(String.init))
         #expect(replies.allSatisfy { $0.body.readableBytes == payload.utf8.count })
         #expect(seen.withLockedValue { $0 } == (1...count).map(String.init))
@@ -71,12 +66,7 @@ import Testing
         _ = try await harness.recorder.first {
             if case .flowControl(_, .clientToServer, true) = $0 { true } else { false }
         }
-        let futures = pending
-        let replies = try await withTimeout {
-            var replies: [BLIPMessage] = []
-            for future in futures { replies.append(try await future.get()) }
-            return replies
-        }
+        let replies = try await replies(to: pending)
         #expect(replies.map { $0.properties["seq"] } == (0...count).map(String.init))
         #expect(seen.withLockedValue { $0 } == (0...count).map(String.init))
 

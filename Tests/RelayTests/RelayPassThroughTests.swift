@@ -47,11 +47,7 @@ import Testing
         }
         #expect(denied.type == .error && denied.properties["Error-Code"] == "403")
         pending.append(try await client.send(.request(profile: "late", properties: ["seq": "5"], body: body("late"))))
-        let replies = try await withTimeout { [pending] in
-            var replies: [BLIPMessage] = []
-            for future in pending { replies.append(try await future.get()) }
-            return replies
-        }
+        let replies = try await replies(to: pending)
         #expect(replies.map { $0.properties["seq"] } == ["1", "2", "3", "5"])
         #expect(replies.map { String(buffer: $0.body) } == ["early 1", "early 2", "early 3", "late"])
         #expect(upstreamNumbers.withLockedValue { $0 } == [1, 2, 3, 4])

@@ -132,10 +132,7 @@ struct LineBuilder: ~Copyable {
                 put(0x22)
                 put(0x3A)
             } else {
-                reserve(key.count + 2)
-                put(0x20)
-                put(key)
-                put(0x3D)
+                beginTextField(key)
             }
         }
     }
@@ -147,11 +144,16 @@ struct LineBuilder: ~Copyable {
             quotedJSON(key)
             byte(0x3A)
         } else {
-            reserve(key.count + 2)
-            put(0x20)
-            put(key)
-            put(0x3D)
+            beginTextField(key)
         }
+    }
+
+    /// ` key=`: text keys are never quoted.
+    private mutating func beginTextField(_ key: UnsafeRawBufferPointer) {
+        reserve(key.count + 2)
+        put(0x20)
+        put(key)
+        put(0x3D)
     }
 
     /// A string value: JSON-escaped in quotes, or in text quoted only when it must be.

@@ -81,9 +81,12 @@ final class DirectionPump {
     }
 
     /// The payload of `frame` unmasked, for answering PINGs and reading CLOSEs.
-    func unmasked(_ frame: WebSocketFrame) -> ByteBuffer {
-        guard let key = frame.maskKey else { return frame.data }
-        return RawFrame.xorCopy(frame.data, key: key, allocator: allocator)
+    func unmasked(_ frame: WebSocketFrame) -> ByteBuffer { unmasked(frame.data, key: frame.maskKey) }
+
+    /// A payload as received, unmasked when `key` is set (a copy then; the slice itself if not).
+    private func unmasked(_ payload: ByteBuffer, key: WebSocketMaskingKey?) -> ByteBuffer {
+        guard let key else { return payload }
+        return RawFrame.xorCopy(payload, key: key, allocator: allocator)
     }
 
     /// The complete WebSocket message `frame` finishes, unmasked, for the inspector; nil while a
@@ -96,13 +99,9 @@ final class DirectionPump {
     /// received (masked when `maskKey` is set).
     func message(fin: Bool, opcode: WebSocketOpcode, maskKey: WebSocketMaskingKey?,
                  payload: ByteBuffer) -> (bytes: ByteBuffer?, tooLarge: Bool) {
-        func unmaskedPayload() -> ByteBuffer {
-            guard let maskKey else { return payload }
-            return RawFrame.xorCopy(payload, key: maskKey, allocator: allocator)
-        }
         let length = payload.readableBytes
         if fin && fragments == nil && opcode != .continuation {
-            return (unmaskedPayload(), false)
+            return (unmasked(payload, key: maskKey), false)
         }
         if opcode != .continuation {
             fragments = allocator.buffer(capacity: length)
@@ -113,7 +112,7 @@ final class DirectionPump {
             if buffer.readableBytes + length > maxMessageSize {
                 fragmentsOverflowed = true
             } else {
-                var part = unmaskedPayload()
+                var part = unmasked(payload, key: maskKey)
                 buffer.writeBuffer(&part)
                 fragments = buffer
             }

@@ -25,6 +25,15 @@ final class ScriptedPolicy: MediationPolicy {
     }
 }
 
+/// Passes every message and withholds every ACK travelling to the client for two seconds.
+final class ServerAckHoldingPolicy: MediationPolicy {
+    func decide(head: MediatedHead) -> HeadDecision { .pass }
+    func decide(body: BLIPMessage, head: MediatedHead) -> BodyDecision { .pass }
+    func holdAck(_ ack: AckInfo, travelling direction: BLIPDirection) -> TimeAmount? {
+        direction == .serverToClient ? .seconds(2) : nil
+    }
+}
+
 /// A client endpoint and a server endpoint with a ``SessionMediator`` between them, all pure:
 /// every frame the mediator sends is received by a real ``BLIPEndpoint``, so numbers, checksums
 /// and deflate are checked exactly as a peer checks them.

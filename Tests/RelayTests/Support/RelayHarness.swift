@@ -180,3 +180,12 @@ final class RelayHarness: Sendable {
 }
 
 func body(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
+
+/// The replies to requests sent earlier, in the order sent (bounded wait).
+func replies(to pending: [EventLoopFuture<BLIPMessage>]) async throws -> [BLIPMessage] {
+    try await withTimeout {
+        var replies: [BLIPMessage] = []
+        for future in pending { replies.append(try await future.get()) }
+        return replies
+    }
+}
