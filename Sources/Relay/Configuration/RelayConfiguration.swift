@@ -22,7 +22,7 @@ public struct RelayConfiguration: Sendable {
     /// A client must send its whole upgrade request within this, or it is disconnected.
     public var clientHandshakeTimeout = TimeAmount.seconds(10)
     /// A session with no traffic in either direction (pings included) for this long is closed
-    /// with 1001 to both sides. Nil: never.
+    /// with 1001 to both sides, within a quarter of this after it is due (``IdleWatch``). Nil: never.
     public var idleTimeout: TimeAmount? = .seconds(900)
     /// After a CLOSE has been passed on, how long to wait for the closing handshake to finish
     /// before dropping both connections.

@@ -143,9 +143,6 @@ struct ClientPipeline {
         let sync = channel.pipeline.syncOperations
         sync.removeHandler(pending.handshake, promise: nil)
         guard let session = pending.session else { throw RelayError(.notAnUpgrade) }
-        if let idle = server.configuration.idleTimeout {
-            try sync.addHandler(IdleStateHandler(allTimeout: idle))
-        }
         let hop = HopHandler(side: .client, maxFrameSize: server.configuration.limits.maxWebSocketFrameSize)
         try sync.addHandler(hop)
         session.attach(hop, channel: channel)

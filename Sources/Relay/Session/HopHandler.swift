@@ -44,6 +44,7 @@ final class HopHandler: ChannelDuplexHandler, RemovableChannelHandler {
     var isWritable: Bool { context?.channel.isWritable ?? false }
 
     func write(_ bytes: ByteBuffer) {
+        session?.idleWatch?.sawTraffic = true
         context?.write(wrapOutboundOut(bytes), promise: nil)
     }
 
@@ -88,6 +89,7 @@ final class HopHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         guard let session else { return }
+        session.idleWatch?.sawTraffic = true
         scanner.append(unwrapInboundIn(data))
         do {
             try session.received(&scanner, on: self)
@@ -108,13 +110,5 @@ final class HopHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         session?.hopFailed(self, error: error)
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            session?.idle()
-        } else {
-            context.fireUserInboundEventTriggered(event)
-        }
     }
 }

@@ -40,6 +40,10 @@ final class RelaySession: @unchecked Sendable {
     private var inactive = [false, false]
     private var relayError: RelayError?
     private var closeTimer: Scheduled<Void>?
+    /// Idle detection while the session is open; nil without ``RelayConfiguration/idleTimeout``.
+    /// The hops mark traffic on it.
+    var idleWatch: IdleWatch?
+    private var idleTimer: RepeatedTask?
     private var finished = false
     var statistics = SessionStatistics()
     /// ``statistics`` with what the mediator counts itself filled in.
@@ -125,6 +129,7 @@ final class RelaySession: @unchecked Sendable {
         pumps[BLIPDirection.clientToServer.rawValue].releaseHeld(to: upstream)
         pumps[BLIPDirection.serverToClient.rawValue].releaseHeld(to: client)
         opened = true
+        if let timeout = configuration.idleTimeout { watchIdleness(timeout) }
         if observers.wants(.analysis) {
             let analyzer = SessionAnalyzer(connection: Int(truncatingIfNeeded: info.id), registry: checkpoints)
             analyzer.observeHandshake(subprotocol: info.subprotocol, user: info.user, at: SessionInspector.analyzerNow())
@@ -253,10 +258,13 @@ final class RelaySession: @unchecked Sendable {
     /// hold forwarded bytes back.
     private func inspectForwarded(_ direction: BLIPDirection) {
         guard !forwardedUninspected[direction.rawValue].isEmpty else { return }
-        let frames = forwardedUninspected[direction.rawValue]
-        forwardedUninspected[direction.rawValue].removeAll(keepingCapacity: true)
+        // Taken out and put back emptied, so the array's storage is reused rather than copied.
+        var frames: [(header: WebSocketFrameHeader, payload: ByteBuffer)] = []
+        swap(&frames, &forwardedUninspected[direction.rawValue])
         let pump = pumps[direction.rawValue]
         for frame in frames { inspect(frame.header, payload: frame.payload, pump: pump) }
+        frames.removeAll(keepingCapacity: true)
+        if forwardedUninspected[direction.rawValue].isEmpty { swap(&frames, &forwardedUninspected[direction.rawValue]) }
     }
 
     private func inspect(_ header: WebSocketFrameHeader, payload: ByteBuffer, pump: DirectionPump) {
@@ -356,7 +364,18 @@ final class RelaySession: @unchecked Sendable {
         }
     }
 
-    func idle() { fail(RelayError(.idleTimeout)) }
+    private func watchIdleness(_ timeout: TimeAmount) {
+        let watch = IdleWatch(timeout: timeout)
+        idleWatch = watch
+        idleTimer = eventLoop.scheduleRepeatedTask(initialDelay: watch.checkInterval,
+                                                   delay: watch.checkInterval) { [weak self] task in
+            guard let self, !self.finished else { return task.cancel() }
+            if self.idleWatch?.check() == true {
+                task.cancel()
+                self.fail(RelayError(.idleTimeout))
+            }
+        }
+    }
 
     func hopFailed(_ hop: HopHandler, error: any Error) {
         switch error {
@@ -410,6 +429,8 @@ final class RelaySession: @unchecked Sendable {
         policyMediation?.engine.sessionEnded(info.id)
         closeTimer?.cancel()
         closeTimer = nil
+        idleTimer?.cancel()
+        idleTimer = nil
         for timer in mediationTimers.values { timer.cancel() }
         mediationTimers.removeAll()
         for hop in hops { hop?.session = nil }

@@ -169,7 +169,9 @@ struct WebSocketFrameScanner {
         var maskKey: WebSocketMaskingKey?
         if masked {
             guard bytes.count >= headerLength + 4 else { return .success(nil) }
-            maskKey = WebSocketMaskingKey(bytes[headerLength..<headerLength + 4])
+            // NIO's initializer is generic and not inlinable: a plain buffer (not a `Slice`)
+            // keeps the call free of generic metadata look-ups, once per masked frame.
+            maskKey = WebSocketMaskingKey(UnsafeRawBufferPointer(rebasing: bytes[headerLength..<headerLength + 4]))
             headerLength += 4
         }
         return .success(WebSocketFrameHeader(fin: fin, opcode: WebSocketOpcode(encodedWebSocketOpcode: code)!,
