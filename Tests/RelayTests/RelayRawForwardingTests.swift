@@ -97,6 +97,35 @@ import Testing
         try await group.shutdownGracefully()
     }
 
+    @Test func aClientBreakingTheFramingEndsOnlyItsOwnSession() async throws {
+        let harness = try await RelayHarness.start()
+        let neighbour = try await harness.connected()
+        let hostile = try await harness.connected()
+        let upstreams = harness.upstreamConnections.withLockedValue { $0 }
+        try #require(upstreams.count == 2)
+        let hostileUpstream = upstreams[1]
+
+        // RSV bits set without a negotiated extension: not a frame the relay can pass on.
+        try await Self.writeRaw(ByteBuffer(bytes: [0xF2, 0x80, 1, 2, 3, 4]), on: hostile)
+        #expect(try await withTimeout { try await hostile.closed.get() }.code == 1002)
+        #expect(try await withTimeout { try await hostileUpstream.closed.get() }.code == 1002)
+        let ended = try await harness.recorder.sessionClosed()
+        #expect(ended.relayError?.code == "websocket_protocol")
+
+        // The neighbour's session never noticed.
+        let reply = try await withTimeout { try await neighbour.request(.request(profile: "still-fine", body: body("ok"))) }
+        #expect(reply.type == .response)
+        #expect(String(buffer: reply.body) == "ok")
+        try await neighbour.close()
+        let neighbourSummary = try await harness.recorder.first {
+            if case .sessionClosed(let summary) = $0 { summary.info.id != ended.info.id } else { false }
+        }
+        guard case .sessionClosed(let summary) = neighbourSummary else { return }
+        #expect(summary.relayError == nil)
+        #expect(summary.clientClose?.code == 1000)
+        try await harness.shutdown()
+    }
+
     /// A client's WebSocket stream without its PING frames.
     static func withoutPings(_ stream: [UInt8]) -> [UInt8] {
         var kept: [UInt8] = []
