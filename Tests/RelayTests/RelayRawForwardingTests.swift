@@ -142,6 +142,37 @@ import Testing
         return kept
     }
 
+    @Test func aCloseIsPassedOnAsTheBytesItArrivedAs() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let upstreamTap = try await TCPTap.start(group: group)
+        let harness = try await RelayHarness.start(relay: { configuration in
+            upstreamTap.targetPort.withLockedValue { $0 = configuration.upstream.defaultUpstream!.port }
+            configuration.upstream = .single(UpstreamURL("ws://127.0.0.1:\(upstreamTap.port)")!)
+        })
+        let client = try await harness.connected()
+        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+
+        // A CLOSE whose 5-byte payload is announced in the 16-bit length form: legal to parse, not
+        // the shortest form, so a rebuilt header would differ from what the client sent.
+        let key: [UInt8] = [0x11, 0x22, 0x33, 0x44]
+        let payload: [UInt8] = [0x03, 0xE8] + Array("bye".utf8)
+        let close: [UInt8] = [0x88, 0x80 | 126, 0x00, UInt8(payload.count)] + key
+            + payload.enumerated().map { $0.element ^ key[$0.offset & 3] }
+        try await Self.writeRaw(ByteBuffer(bytes: close), on: client)
+
+        let upstreamSaw = try await withTimeout { try await server.closed.get() }
+        #expect(upstreamSaw.code == 1000)
+        #expect(upstreamSaw.reason == "bye")
+        _ = try await harness.recorder.sessionClosed()
+        try await withTimeout { try await upstreamTap.closed.get() }
+        let upstreamGot = TCPTap.webSocketBytes(upstreamTap.forward.withLockedValue { $0 })
+        #expect(upstreamGot == close, "the CLOSE reached the upstream byte for byte, mask and length form kept")
+
+        try await harness.shutdown()
+        try await upstreamTap.close()
+        try await group.shutdownGracefully()
+    }
+
     @Test func aFrameOverTheLimitEndsTheSessionWith1009() async throws {
         let harness = try await RelayHarness.start(relay: { $0.limits.maxWebSocketFrameSize = 1024 })
         let client = try await harness.connected()

@@ -12,7 +12,7 @@ import NIOWebSocket
 /// CLOSE goes to the session, which passes it on.
 ///
 /// A mediating session (one with a ``SessionMediator``) decodes first and then uses
-/// ``forward(_:to:)`` for frames left unchanged and ``send(blipFrame:to:)`` for frames it built.
+/// ``forward(raw:to:)`` for frames left unchanged and ``send(blipFrame:to:)`` for frames it built.
 final class DirectionPump {
     let direction: BLIPDirection
     private let maxMessageSize: Int
@@ -33,28 +33,6 @@ final class DirectionPump {
     /// Writes received frames, `bytes` exactly as they arrived, to `destination`.
     func forward(raw bytes: ByteBuffer, to destination: HopHandler?) {
         send(bytes, to: destination)
-    }
-
-    /// Writes `frame` to `destination` as it arrived (its header rebuilt with the length in the
-    /// shortest form); returns the bytes written.
-    @discardableResult
-    func forward(_ frame: WebSocketFrame, to destination: HopHandler?) -> Int {
-        let payload = frame.data
-        let length = payload.readableBytes
-        let headerLength = RawFrame.headerLength(payload: length, masked: frame.maskKey != nil)
-        let firstByte = RawFrame.firstByte(of: frame)
-        if length <= RawFrame.copyThreshold {
-            var bytes = allocator.buffer(capacity: headerLength + length)
-            RawFrame.writeHeader(firstByte: firstByte, length: length, maskKey: frame.maskKey, into: &bytes)
-            bytes.writeImmutableBuffer(payload)
-            send(bytes, to: destination)
-        } else {
-            var header = allocator.buffer(capacity: headerLength)
-            RawFrame.writeHeader(firstByte: firstByte, length: length, maskKey: frame.maskKey, into: &header)
-            send(header, to: destination)
-            send(payload, to: destination)
-        }
-        return headerLength + length
     }
 
     /// Writes a BLIP frame the relay built (a mediating session's re-encoded or injected frame)

@@ -15,7 +15,8 @@ import NIOWebSocket
 /// A decode failure closes the session (the relay cannot forward what it cannot re-encode), with
 /// the close code of ``RelayError/closeCode``.
 extension RelaySession {
-    func mediate(_ frame: WebSocketFrame, on hop: HopHandler) {
+    /// `raw`: the frame as received, written as it is when the mediator lets it pass unchanged.
+    func mediate(_ frame: WebSocketFrame, on hop: HopHandler, raw: ByteBuffer) {
         guard let mediator else { return }
         let direction = hop.inboundDirection
         let pump = pumps[direction.rawValue]
@@ -35,7 +36,7 @@ extension RelaySession {
             fail(RelayError(.decodeFailed(error, direction)))
             return
         }
-        let built = write(output, original: whole ? frame : nil, originalBytes: bytes, from: hop)
+        let built = write(output, original: whole ? raw : nil, originalBytes: bytes, from: hop)
         if let decoded = output.decoded {
             // Forwarded as it came, the frame crossed both legs; otherwise only its sender's.
             var passed = false
@@ -80,7 +81,7 @@ extension RelaySession {
     /// go back toward `source` (ACKs, ERRs) are flushed at once: the read batch flushes only the
     /// other hop.
     @discardableResult
-    private func write(_ output: MediatorOutput, original: WebSocketFrame?, originalBytes: ByteBuffer?,
+    private func write(_ output: MediatorOutput, original: ByteBuffer?, originalBytes: ByteBuffer?,
                        from source: HopHandler?) -> [(BLIPDirection, ByteBuffer)] {
         var wroteBack = false
         var built: [(BLIPDirection, ByteBuffer)] = []
@@ -92,7 +93,8 @@ extension RelaySession {
             switch send.payload {
             case .original:
                 if let original {
-                    written = pump.forward(original, to: destination)
+                    pump.forward(raw: original, to: destination)
+                    written = original.readableBytes
                 } else {
                     // A fragmented message leaves as one frame with the same BLIP bytes.
                     written = pump.send(blipFrame: originalBytes ?? ByteBuffer(), to: destination)

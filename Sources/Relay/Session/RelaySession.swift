@@ -206,7 +206,7 @@ final class RelaySession: @unchecked Sendable {
             let header = frame.header
             guard header.isData, mediator == nil else {
                 forwardRun()
-                received(scanner.webSocketFrame(frame), on: hop)
+                received(scanner.webSocketFrame(frame), on: hop, raw: scanner.bytes(from: frame.start, to: frame.end))
                 continue
             }
             // Closing for the relay's own reason: nothing more is forwarded either way.
@@ -226,8 +226,9 @@ final class RelaySession: @unchecked Sendable {
     }
 
     /// One frame the pass-through path does not forward as raw bytes: a control frame, or any
-    /// frame of a mediating session.
-    func received(_ frame: WebSocketFrame, on hop: HopHandler) {
+    /// frame of a mediating session. `raw` is the frame as received: a CLOSE passed on, and a
+    /// mediated frame left unchanged, are written as those bytes.
+    func received(_ frame: WebSocketFrame, on hop: HopHandler, raw: ByteBuffer) {
         let direction = hop.inboundDirection
         let pump = pumps[direction.rawValue]
         switch frame.opcode {
@@ -239,12 +240,12 @@ final class RelaySession: @unchecked Sendable {
             break
         case .connectionClose:
             inspectForwarded(direction)  // what came before the CLOSE is reported before it
-            closeReceived(frame, on: hop)
+            closeReceived(frame, on: hop, raw: raw)
         default:
             // Closing for the relay's own reason: nothing more is forwarded either way.
             guard relayError == nil else { return }
             if mediator != nil {
-                mediate(frame, on: hop)
+                mediate(frame, on: hop, raw: raw)
                 carryOutRequestedClose()
                 return
             }
@@ -302,12 +303,12 @@ final class RelaySession: @unchecked Sendable {
 
     // MARK: closing
 
-    private func closeReceived(_ frame: WebSocketFrame, on hop: HopHandler) {
+    private func closeReceived(_ frame: WebSocketFrame, on hop: HopHandler, raw: ByteBuffer) {
         let side = hop.side.rawValue
         if closes[side] == nil { closes[side] = WebSocketClose(payload: pumps[hop.inboundDirection.rawValue].unmasked(frame)) }
         if let destination = partner(of: hop), !closeSent[destination.side.rawValue] {
             closeSent[destination.side.rawValue] = true
-            pumps[hop.inboundDirection.rawValue].forward(frame, to: destination)
+            pumps[hop.inboundDirection.rawValue].forward(raw: raw, to: destination)
             destination.flush()
         }
         if closes[1 - side] != nil {

@@ -3,12 +3,10 @@ import NIOWebSocket
 
 /// WebSocket frames as bytes, for forwarding without NIO's frame encoder (RFC 6455 §5.2).
 ///
-/// Pass-through data frames are forwarded as the received bytes themselves (``DirectionPump``).
-/// A frame handed on as a `WebSocketFrame` (a CLOSE passed on, a mediating session's unchanged
-/// frame) is written as its header, rebuilt from the decoded fields (FIN, RSV, opcode, mask key;
-/// the length in its shortest form, which RFC 6455 requires), followed by the payload slice exactly
-/// as received: a client's frame keeps its mask key and masked bytes. The relay's own frames (PONG,
-/// CLOSE) are built here too, masked when they go to the upstream.
+/// Every frame the relay passes on (data frames, a CLOSE, a mediating session's unchanged frame)
+/// is written as the bytes it was received as (``DirectionPump/forward(raw:to:)``): a client's
+/// frame keeps its mask key and masked bytes. The relay's own frames (PONG, CLOSE, a mediating
+/// session's built frames) are made here, masked with a fresh key when they go to the upstream.
 enum RawFrame {
     /// Header bytes of `frame`: 2 to 14.
     static func headerLength(payload: Int, masked: Bool) -> Int {
@@ -30,15 +28,6 @@ enum RawFrame {
         }
         if let maskKey { buffer.writeBytes(maskKey) }
     }
-
-    /// The first header byte of a received frame: FIN, RSV1-3 and opcode as they arrived.
-    static func firstByte(of frame: WebSocketFrame) -> UInt8 {
-        (frame.fin ? 0x80 : 0) | frame.reservedBits.rawValue | UInt8(webSocketOpcode: frame.opcode)
-    }
-
-    /// The bytes of a received frame, as it was on the wire. Small frames are copied into one
-    /// buffer (one write); large ones return the header alone and the caller writes the payload slice.
-    static let copyThreshold = 2048
 
     /// A frame of the relay's own: masked with a fresh key when `masked` (towards the upstream).
     static func make(opcode: WebSocketOpcode, payload: ByteBuffer, masked: Bool,
