@@ -146,6 +146,36 @@ import Testing
         try await harness.shutdown()
     }
 
+    @Test func bandwidthSpreadsOutMessagesSentTogether() async throws {
+        let harness = try await Self.harness("""
+            rules:
+              - name: thin-pipe
+                match: { from: client, profile: big }
+                action: { bandwidth: 100KB }
+            """)
+        let client = try await harness.connected()
+        // Three 20 kB requests at once on a 100 kB/s link: about 0.2 s each, one after the other.
+        let bigBody = String(repeating: "b", count: 20_000)
+        let replies = try await withTimeout {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<3 {
+                    group.addTask { try await client.request(.request(profile: "big", body: body(bigBody))).body.readableBytes }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+        }
+        #expect(replies == [20_000, 20_000, 20_000])
+        try await client.close()
+        _ = try await harness.recorder.sessionClosed()
+        let holds = Self.verdicts(harness).filter { $0.rule == "thin-pipe" && $0.action.hasPrefix("delay ") }
+            .compactMap { Int($0.action.dropFirst("delay ".count).dropLast("ms".count)) }
+        #expect(holds.count == 3)
+        // Each is held for its own transfer plus what is left of those before it: the last one
+        // longer than a single transfer (unless the requests arrived over 0.2 s apart).
+        #expect(holds.max() ?? 0 > 350, "holds \(holds) ms")
+        try await harness.shutdown()
+    }
+
     @Test func collectionRulesMatchTheIndexTheSessionsGetCollectionsNamed() async throws {
         let harness = try await Self.harness("""
             rules:

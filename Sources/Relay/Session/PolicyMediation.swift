@@ -9,9 +9,9 @@ import Policy
 /// applies to the next message) and turns its verdicts into head and body decisions.
 ///
 /// - `deny`, `errorReply`, `drop`, `delay`, `filterChanges` become mediator decisions directly.
-/// - `replyLatency` delays the reply to the matched request; `bandwidth` delays the message by
-///   its size ÷ rate; `withholdAcks` holds every ACK going back to the message's sender for the
-///   given time.
+/// - `replyLatency` delays the reply to the matched request; `bandwidth` holds the message for its
+///   size ÷ rate after the matched messages before it in its direction (``BandwidthPipe``);
+///   `withholdAcks` holds every ACK going back to the message's sender for the given time.
 /// - `close` ends the session with its code (1006: a TCP drop without CLOSE) through `closeSession`,
 ///   after the message is forwarded when the rule counts (`afterMessages`/`afterBytes`).
 /// - Dry-run verdicts do nothing and are reported through `report` as `dry-run …`.
@@ -38,6 +38,8 @@ final class PolicyMediation: MediationPolicy {
     private var replyDelays: [ReplyKey: TimeAmount] = [:]
     /// ACKs travelling in a direction are held until this time (per `BLIPDirection.rawValue`).
     private var ackHoldUntil: [NIODeadline?] = [nil, nil]
+    /// Per direction, the link the `bandwidth` action shapes.
+    private var bandwidthPipes = [BandwidthPipe(), BandwidthPipe()]
     /// `scope.collection` by the index the session's `getCollections` gave it.
     private var collections: [String] = []
     /// Messages held for their body, with what the head evaluation decided for the body stage.
@@ -104,7 +106,8 @@ final class PolicyMediation: MediationPolicy {
             return ChangesFilter.decision(for: message, rule: rule) { !pattern.matches($0) }
         case .bandwidth(let rate, let rule):
             let bytes = message.properties.encodedSize + message.body.readableBytes
-            return BodyDecision(.delay(.nanoseconds(Int64(Double(bytes) / Double(rate) * 1e9))), rule: rule)
+            let hold = bandwidthPipes[head.direction.rawValue].hold(bytes: bytes, bytesPerSecond: rate, now: .now())
+            return BodyDecision(.delay(hold), rule: rule)
         case .evaluate(let headDecision):
             var facts = facts(head, bodySize: message.body.readableBytes)
             facts.attachments = Self.attachments(of: message)
