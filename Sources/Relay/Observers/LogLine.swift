@@ -80,9 +80,10 @@ struct LogLine {
                 ("status", .int(Int(refusal.status.code))), ("reason", .text(refusal.reason))])
     }
 
-    /// One message: `summary` is the replication analyzer's reading of it, when there is one.
-    /// Written straight into one byte buffer: properties are read as raw bytes (no string per
-    /// property), numbers are written digit by digit.
+    /// One message: `summary` is the replication reading of it; without one, the analyzer's
+    /// (``MessageEvent/analysis``), when there is one. Written straight into one byte buffer:
+    /// properties are read as raw bytes (no string per property), the analyzer's summary is
+    /// copied in without becoming a String, numbers are written digit by digit.
     ///
     /// The first `Profile` comes first, then what the relay knows of the message (summary, request
     /// profile, round trip), then the other properties in order. That takes one pass over the
@@ -136,7 +137,11 @@ struct LogLine {
 
     /// What the relay knows of a message beyond its bytes.
     private static func known(_ event: MessageEvent, summary: String?, to line: inout LineBuilder) {
-        if let summary { line.text("summary", summary) }
+        if let summary {
+            line.text("summary", summary)
+        } else if let analysis = event.analysis {
+            analysis.withSummaryUTF8 { line.text("summary", utf8: $0) }
+        }
         if let requestProfile = event.requestProfile { line.text("re", requestProfile) }
         if let rtt = event.roundTrip { line.millis("rttMs", rtt.nanoseconds) }
     }
