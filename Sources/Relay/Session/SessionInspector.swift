@@ -133,7 +133,7 @@ final class SessionInspector {
         if decoded.flags.hasMoreComing {
             inProgress[key, default: 0] += decoded.payloadBytes
             inProgressTotal += decoded.payloadBytes
-        } else if let held = inProgress.removeValue(forKey: key) {
+        } else if !inProgress.isEmpty, let held = inProgress.removeValue(forKey: key) {
             inProgressTotal -= held
         }
     }
@@ -141,14 +141,16 @@ final class SessionInspector {
     private func complete(_ message: BLIPMessage, direction: BLIPDirection) {
         var profile: String?
         var roundTrip: TimeAmount?
-        if message.type == .request {
-            // A single-frame message may carry no separate head: take the profile from the message.
-            pending[direction.rawValue][message.number]?.profile = message.profile
-        } else if message.type.isReply, let request = pending[direction.reversed.rawValue].removeValue(forKey: message.number) {
+        if message.type.isReply, let request = pending[direction.reversed.rawValue].removeValue(forKey: message.number) {
             profile = request.profile
             roundTrip = NIODeadline.now() - request.started
         }
         let analysis = analyzer?.observe(message: message, from: direction, at: Self.analyzerNow())
+        if message.type == .request {
+            // A single-frame message may carry no separate head: take the profile from the message,
+            // as the analyzer read it when there is one (the same first `Profile`, read once).
+            pending[direction.rawValue][message.number]?.profile = analysis.map { $0.profile } ?? message.profile
+        }
         guard observers.wants(.messages) else { return }
         observers.emit(.message(MessageEvent(sessionID: sessionID, direction: direction, message: message,
                                              requestProfile: profile, roundTrip: roundTrip, analysis: analysis)),

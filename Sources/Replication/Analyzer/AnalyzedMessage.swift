@@ -28,6 +28,9 @@ public struct AnalyzedMessage: Sendable {
 
     public var summary: String { box.withMessage { $0.summary } }
 
+    /// The message's profile (a reply: its request's), read in place.
+    public var profile: String? { box.profile }
+
     /// ``summary`` as UTF-8 bytes lent to `body`, without making a String of it.
     public func withSummaryUTF8(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         box.withMessage { $0.withSummaryUTF8(body) }
