@@ -93,8 +93,8 @@ struct LogLine {
         let message = event.message
         var line = LineBuilder(json: format == .json, event: "message")
         line.int("session", Int(event.sessionID))
-        line.text("dir", event.direction.arrow)
-        line.text("type", message.type.description)
+        line.text("dir", event.direction.staticArrow)
+        line.text("type", message.type.staticDescription)
         line.int("number", Int(message.number))
         line.flags(message.flags)
         var knownWritten = false
