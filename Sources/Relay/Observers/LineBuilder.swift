@@ -247,23 +247,36 @@ struct LineBuilder: ~Copyable {
         }
     }
 
+    /// `00` to `99`: two digits at a time, half the divisions.
+    private static let digitPairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
     private mutating func appendDecimal(_ value: Int) {
         reserve(20)  // a sign and up to 19 digits
         if value < 0 { put(0x2D) }
         var rest = value.magnitude
+        // Counted by comparisons (10^19 still fits a UInt).
         var digits = 1
-        var scan = rest
-        while scan >= 10 {
-            scan /= 10
+        var power: UInt = 10
+        while digits < 19, rest >= power {
             digits += 1
+            power &*= 10
         }
         count += digits
         var index = count
-        repeat {
-            index -= 1
-            base[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
-            rest /= 10
-        } while rest > 0
+        let pairs = Self.digitPairs.utf8Start
+        while rest >= 100 {
+            let pair = Int(rest % 100) &* 2
+            rest /= 100
+            index -= 2
+            base[index] = pairs[pair]
+            base[index + 1] = pairs[pair + 1]
+        }
+        if rest >= 10 {
+            base[index - 2] = pairs[Int(rest) &* 2]
+            base[index - 1] = pairs[Int(rest) &* 2 + 1]
+        } else {
+            base[index - 1] = UInt8(truncatingIfNeeded: 48 + rest)
+        }
     }
 
     private mutating func append(_ text: StaticString) {
