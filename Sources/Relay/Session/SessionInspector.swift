@@ -69,7 +69,8 @@ final class SessionInspector {
         _ = record(decoded, bytes: bytes, direction: direction, statistics: &statistics, enforcesBudget: false, leg: leg)
     }
 
-    private func record(_ decoded: DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
+    /// Takes `decoded` (consuming): its message is moved on into the message event, not copied.
+    private func record(_ decoded: consuming DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
                         statistics: inout SessionStatistics, enforcesBudget: Bool = true,
                         leg: CaptureLeg = .both) -> RelayError? {
         if observers.wants(.frames) || observers.wants(.frameBytes) {
@@ -98,7 +99,7 @@ final class SessionInspector {
         if let head = decoded.head, observers.wants(.messages) {
             observers.emit(.messageHead(sessionID: sessionID, direction: direction, head: head), kind: .messages)
         }
-        if let message = decoded.message {
+        if let message = decoded.message.take() {
             statistics.messagesDecoded[direction.rawValue] += 1
             complete(message, direction: direction, pendingSince: pendingSince)
         }
@@ -148,7 +149,7 @@ final class SessionInspector {
     }
 
     /// `pendingSince`: set for a request whole in one frame that awaits a reply (``track(_:type:direction:)``).
-    private func complete(_ message: BLIPMessage, direction: BLIPDirection, pendingSince: NIODeadline?) {
+    private func complete(_ message: consuming BLIPMessage, direction: BLIPDirection, pendingSince: NIODeadline?) {
         var profile: String?
         var roundTrip: TimeAmount?
         if message.type.isReply, let request = pending[direction.reversed.rawValue].removeValue(forKey: message.number) {
