@@ -137,12 +137,14 @@ struct LogLine {
 
     /// What the relay knows of a message beyond its bytes.
     private static func known(_ event: MessageEvent, summary: String?, to line: inout LineBuilder) {
+        // The event's optionals are read in place (chaining, unwrapping after a check): `if let`
+        // would copy them out, a retain and release each.
         if let summary {
             line.text("summary", summary)
-        } else if let analysis = event.analysis {
-            analysis.withSummaryUTF8 { line.text("summary", utf8: $0) }
+        } else {
+            event.analysis?.withSummaryUTF8 { line.text("summary", utf8: $0) }
         }
-        if let requestProfile = event.requestProfile { line.text("re", requestProfile) }
+        if event.requestProfile != nil { line.text("re", event.requestProfile!) }
         if let rtt = event.roundTrip { line.millis("rttMs", rtt.nanoseconds) }
     }
 
