@@ -18,12 +18,14 @@ import Testing
     @Test func numbers() {
         let text = Self.line(json: false) { line in
             for value in [0, 9, 10, 99, 100, 314, -1, -10, Int.max, Int.min] { line.int("n", value) }
+            for value in [1000, 9999, 10_000, 12_345, 1_000_000_000_000_000_000] { line.int("n", value) }
             line.millis("ms", 0)
             line.millis("ms", 433_000)
             line.millis("ms", 12_345_678_901)
             line.millis("ms", 5_000_000)
         }
         #expect(text == " n=0 n=9 n=10 n=99 n=100 n=314 n=-1 n=-10 n=9223372036854775807 n=-9223372036854775808"
+                + " n=1000 n=9999 n=10000 n=12345 n=1000000000000000000"
                 + " ms=0.000 ms=0.433 ms=12345.678 ms=5.000")
     }
 

@@ -80,36 +80,41 @@ public final class DirectionDecoder {
                             "frame of \(bytes.readableBytes) bytes exceeds the \(limits.maxIncomingFrameSize)-byte limit")
         }
         let frame = try BLIPFrame.parse(bytes)
-        var result = DecodedFrame(number: frame.number, flags: frame.flags, wireBytes: frame.bytesAfterHeader,
-                                  payloadBytes: 0, outcome: .data)
         guard let type = frame.flags.type else {
             // LiteCore skips undefined types without running the codec (§4.4).
-            result.outcome = .ignored(BLIPError(.unknownFrameType,
-                                                "frame #\(frame.number) has undefined type \(frame.flags.rawValue & 7)"))
-            return result
+            return DecodedFrame(number: frame.number, flags: frame.flags, wireBytes: frame.bytesAfterHeader, payloadBytes: 0,
+                                outcome: .ignored(BLIPError(.unknownFrameType,
+                                                            "frame #\(frame.number) has undefined type \(frame.flags.rawValue & 7)")))
         }
         if type.isAck {
-            result.outcome = .ack(AckInfo(type: type, number: frame.number, bytes: frame.ackedBytes))
-            return result
+            return DecodedFrame(number: frame.number, flags: frame.flags, wireBytes: frame.bytesAfterHeader, payloadBytes: 0,
+                                outcome: .ack(AckInfo(type: type, number: frame.number, bytes: frame.ackedBytes)))
         }
-        let partial: PartialMessage
-        switch try classify(frame, type: type) {
-        case .new:
-            result.startsMessage = true
+        let classification = try classify(frame, type: type)
+        if case .new = classification {
             if type == .request {
                 lastRequestNumber = frame.number
             } else {
                 awaitingReplies.remove(frame.number)
             }
             if !frame.flags.hasMoreComing {
-                // A whole message in one frame, the common case: no assembly state at all.
+                // A whole message in one frame, the common case: no assembly state at all. Its
+                // result is built in one piece and returned as built (one filled in around the
+                // `try`s was copied whole on return).
                 let stream = try codec.decode(frame)
-                result.payloadBytes = stream.readableBytes
-                if exposesPayloads { result.payload = stream; result.wirePayload = frame.payload }
-                result.message = try BLIPMessage(decoding: stream, type: type, number: frame.number, flags: frame.flags,
-                                                 frameCount: 1, wirePayloadBytes: frame.payload.readableBytes, limits: limits)
-                return result
+                let message = try BLIPMessage(decoding: stream, type: type, number: frame.number, flags: frame.flags,
+                                              frameCount: 1, wirePayloadBytes: frame.payload.readableBytes, limits: limits)
+                return DecodedFrame(number: frame.number, flags: frame.flags, wireBytes: frame.bytesAfterHeader,
+                                    payloadBytes: stream.readableBytes, outcome: .data, startsMessage: true, message: message,
+                                    payload: exposesPayloads ? stream : nil, wirePayload: exposesPayloads ? frame.payload : nil)
             }
+        }
+        var result = DecodedFrame(number: frame.number, flags: frame.flags, wireBytes: frame.bytesAfterHeader,
+                                  payloadBytes: 0, outcome: .data)
+        let partial: PartialMessage
+        switch classification {
+        case .new:
+            result.startsMessage = true
             partial = PartialMessage(type: type, number: frame.number, flags: frame.flags)
         case .continuing(let existing):
             partial = existing

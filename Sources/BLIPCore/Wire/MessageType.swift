@@ -21,7 +21,10 @@ public enum MessageType: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     }
 
     /// The protocol's own spelling: MSG, RPY, ERR, ACKMSG, ACKRPY.
-    public var description: String {
+    public var description: String { staticDescription.description }
+
+    /// ``description`` as a static string: its bytes can be copied without making a String.
+    public var staticDescription: StaticString {
         switch self {
         case .request: return "MSG"
         case .response: return "RPY"

@@ -9,12 +9,19 @@ import BLIPCore
 /// Noncopyable: it owns its buffer while it is open, borrowed from the thread's ``LineScratch``
 /// and given back when it goes away (after ``finish()``), so a thread reuses one buffer. Limit:
 /// make and finish a line within one synchronous call (never across a suspension point).
+///
+/// UTF-8: keys, static strings, `String` values and numbers are valid UTF-8 as written, and so is
+/// what quoting and escaping make of them; only raw bytes (``raw(_:_:redacted:)``, properties
+/// as received) may not be. ``finish()`` validates (and repairs) the line only when a raw byte
+/// was not ASCII.
 struct LineBuilder: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var count = 0
     private var capacity: Int
     private let json: Bool
     private let scratch: LineScratch
+    /// Set once raw bytes with a byte ≥ 0x80 went in: the line then needs validating.
+    private var unvalidated = false
 
     /// Room for a message line without a body; a longer line grows the buffer.
     static let initialCapacity = 256
@@ -42,7 +49,13 @@ struct LineBuilder: ~Copyable {
 
     consuming func finish() -> String {
         if json { byte(0x7D) }
-        return String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)
+        let bytes = UnsafeBufferPointer(start: base, count: count)
+        guard !unvalidated, #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) else {
+            // Raw bytes that are not ASCII may not be UTF-8: invalid sequences become U+FFFD.
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        // Valid UTF-8 by construction (see the type's notes): copied without a validating pass.
+        return String(copying: UTF8Span(unchecked: bytes.span))
     }
 
     // MARK: fields
@@ -56,6 +69,13 @@ struct LineBuilder: ~Copyable {
         }
     }
 
+    /// A text value given as its UTF-8 bytes, which must be valid UTF-8 (a string's, not bytes
+    /// as received: those go through ``raw(_:_:)``).
+    mutating func text(_ key: StaticString, utf8 value: UnsafeBufferPointer<UInt8>) {
+        beginField(key)
+        quoted(UnsafeRawBufferPointer(value))
+    }
+
     mutating func text(_ key: StaticString, _ value: StaticString) {
         beginField(key)
         value.withUTF8Buffer { quoted(UnsafeRawBufferPointer($0)) }
@@ -63,17 +83,28 @@ struct LineBuilder: ~Copyable {
 
     /// A value given as raw bytes (a property); `redacted` writes `<redacted>` instead.
     mutating func raw(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, redacted: Bool = false) {
+        noteRaw(key)
         beginField(key)
         if redacted {
             Self.redactedMark.withUTF8Buffer { quoted(UnsafeRawBufferPointer($0)) }
         } else {
+            noteRaw(value)
             quoted(value)
         }
     }
 
     mutating func raw(_ key: StaticString, _ value: UnsafeRawBufferPointer) {
+        noteRaw(value)
         beginField(key)
         quoted(value)
+    }
+
+    /// Notes raw bytes that are not all ASCII (``finish()`` then validates the line).
+    private mutating func noteRaw(_ bytes: UnsafeRawBufferPointer) {
+        guard !unvalidated else { return }
+        var any: UInt8 = 0
+        for byte in bytes { any |= byte }
+        if any >= 0x80 { unvalidated = true }
     }
 
     mutating func int(_ key: StaticString, _ value: Int) {
@@ -216,23 +247,36 @@ struct LineBuilder: ~Copyable {
         }
     }
 
+    /// `00` to `99`: two digits at a time, half the divisions.
+    private static let digitPairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
     private mutating func appendDecimal(_ value: Int) {
         reserve(20)  // a sign and up to 19 digits
         if value < 0 { put(0x2D) }
         var rest = value.magnitude
+        // Counted by comparisons (10^19 still fits a UInt).
         var digits = 1
-        var scan = rest
-        while scan >= 10 {
-            scan /= 10
+        var power: UInt = 10
+        while digits < 19, rest >= power {
             digits += 1
+            power &*= 10
         }
         count += digits
         var index = count
-        repeat {
-            index -= 1
-            base[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
-            rest /= 10
-        } while rest > 0
+        let pairs = Self.digitPairs.utf8Start
+        while rest >= 100 {
+            let pair = Int(rest % 100) &* 2
+            rest /= 100
+            index -= 2
+            base[index] = pairs[pair]
+            base[index + 1] = pairs[pair + 1]
+        }
+        if rest >= 10 {
+            base[index - 2] = pairs[Int(rest) &* 2]
+            base[index - 1] = pairs[Int(rest) &* 2 + 1]
+        } else {
+            base[index - 1] = UInt8(truncatingIfNeeded: 48 + rest)
+        }
     }
 
     private mutating func append(_ text: StaticString) {

@@ -80,9 +80,10 @@ struct LogLine {
                 ("status", .int(Int(refusal.status.code))), ("reason", .text(refusal.reason))])
     }
 
-    /// One message: `summary` is the replication analyzer's reading of it, when there is one.
-    /// Written straight into one byte buffer: properties are read as raw bytes (no string per
-    /// property), numbers are written digit by digit.
+    /// One message: `summary` is the replication reading of it; without one, the analyzer's
+    /// (``MessageEvent/analysis``), when there is one. Written straight into one byte buffer:
+    /// properties are read as raw bytes (no string per property), the analyzer's summary is
+    /// copied in without becoming a String, numbers are written digit by digit.
     ///
     /// The first `Profile` comes first, then what the relay knows of the message (summary, request
     /// profile, round trip), then the other properties in order. That takes one pass over the
@@ -92,8 +93,8 @@ struct LogLine {
         let message = event.message
         var line = LineBuilder(json: format == .json, event: "message")
         line.int("session", Int(event.sessionID))
-        line.text("dir", event.direction.arrow)
-        line.text("type", message.type.description)
+        line.text("dir", event.direction.staticArrow)
+        line.text("type", message.type.staticDescription)
         line.int("number", Int(message.number))
         line.flags(message.flags)
         var knownWritten = false
@@ -136,8 +137,14 @@ struct LogLine {
 
     /// What the relay knows of a message beyond its bytes.
     private static func known(_ event: MessageEvent, summary: String?, to line: inout LineBuilder) {
-        if let summary { line.text("summary", summary) }
-        if let requestProfile = event.requestProfile { line.text("re", requestProfile) }
+        // The event's optionals are read in place (chaining, unwrapping after a check): `if let`
+        // would copy them out, a retain and release each.
+        if let summary {
+            line.text("summary", summary)
+        } else {
+            event.analysis?.withSummaryUTF8 { line.text("summary", utf8: $0) }
+        }
+        if event.requestProfile != nil { line.text("re", event.requestProfile!) }
         if let rtt = event.roundTrip { line.millis("rttMs", rtt.nanoseconds) }
     }
 

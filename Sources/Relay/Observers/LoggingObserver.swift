@@ -17,6 +17,8 @@ public struct LoggingObserver: RelayObserver {
     public let format: RelayConfiguration.LogFormat
     public let redactBodies: Bool
     public let interests: RelayEventInterests
+    /// Whether message lines carry their body: the logger (a constant) lets `trace` through.
+    private let withBody: Bool
 
     public init(logger: Logger, format: RelayConfiguration.LogFormat = .text, redactBodies: Bool = false) {
         self.logger = logger
@@ -29,10 +31,11 @@ public struct LoggingObserver: RelayObserver {
         else if logger.logLevel <= .warning { interests.insert(.messages) }
         if logger.logLevel <= .debug { interests.insert(.frames) }
         self.interests = interests
+        withBody = logger.logLevel <= .trace
     }
 
     public func observe(_ event: RelayEvent) {
-        let line = LogLine(format: format, redactBodies: redactBodies, withBody: logger.logLevel <= .trace)
+        let line = LogLine(format: format, redactBodies: redactBodies, withBody: withBody)
         switch event {
         case .sessionOpened(let info):
             logger.info("\(line.opened(info))")
@@ -43,7 +46,7 @@ public struct LoggingObserver: RelayObserver {
             logger.info("\(line.refused(refusal))")
         case .message(let event):
             // Handed over as it is: an interpolation would copy the line once more.
-            logger.info(Logger.Message(stringLiteral: line.message(event, summary: event.analysis?.summary)))
+            logger.info(Logger.Message(stringLiteral: line.message(event)))
         case .messageHead:
             break
         case .decodeError(let id, let direction, let error):

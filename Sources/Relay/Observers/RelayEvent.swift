@@ -10,7 +10,10 @@ public typealias RelayDirection = BLIPDirection
 
 extension BLIPDirection {
     /// `C→U` (client to upstream) or `U→C`.
-    public var arrow: String { self == .clientToServer ? "C→U" : "U→C" }
+    public var arrow: String { staticArrow.description }
+
+    /// ``arrow`` as a static string: its bytes can be copied without making a String.
+    public var staticArrow: StaticString { self == .clientToServer ? "C→U" : "U→C" }
 }
 
 /// Who a session belongs to, fixed at the handshake.

@@ -48,7 +48,9 @@ struct ObserverSet: Sendable {
     @inline(__always) func wants(_ kind: RelayEventInterests) -> Bool { interests.contains(kind) }
 
     func emit(_ event: RelayEvent, kind: RelayEventInterests) {
-        for observer in observers where observer.interests.contains(kind) { observer.observe(event) }
+        // By index: each observer is called in place, not copied out of the array (a retain
+        // and release of its box for an observer that does not fit an existential's buffer).
+        for index in observers.indices where observers[index].interests.contains(kind) { observers[index].observe(event) }
     }
 
     /// One frame: with its bytes to ``RelayEventInterests/frameBytes`` observers, without to the

@@ -59,27 +59,27 @@ final class DirectionPump {
     }
 
     /// The payload of `frame` unmasked, for answering PINGs and reading CLOSEs.
-    func unmasked(_ frame: WebSocketFrame) -> ByteBuffer { unmasked(frame.data, key: frame.maskKey) }
+    func unmasked(_ frame: WebSocketFrame) -> ByteBuffer { unmasked(frame.data, mask: frame.maskKey.map(RawFrame.mask(of:))) }
 
-    /// A payload as received, unmasked when `key` is set (a copy then; the slice itself if not).
-    private func unmasked(_ payload: ByteBuffer, key: WebSocketMaskingKey?) -> ByteBuffer {
-        guard let key else { return payload }
-        return RawFrame.xorCopy(payload, key: key, allocator: allocator)
+    /// A payload as received, unmasked when `mask` is set (a copy then; the slice itself if not).
+    private func unmasked(_ payload: ByteBuffer, mask: UInt32?) -> ByteBuffer {
+        guard let mask else { return payload }
+        return RawFrame.xorCopy(payload, mask: mask, allocator: allocator)
     }
 
     /// The complete WebSocket message `frame` finishes, unmasked, for the inspector; nil while a
     /// fragmented message is incomplete. `tooLarge` reports a message over the reassembly limit.
     func message(completedBy frame: WebSocketFrame) -> (bytes: ByteBuffer?, tooLarge: Bool) {
-        message(fin: frame.fin, opcode: frame.opcode, maskKey: frame.maskKey, payload: frame.data)
+        message(fin: frame.fin, opcode: frame.opcode, mask: frame.maskKey.map(RawFrame.mask(of:)), payload: frame.data)
     }
 
     /// ``message(completedBy:)`` for a frame given as its header fields and its payload as
-    /// received (masked when `maskKey` is set).
-    func message(fin: Bool, opcode: WebSocketOpcode, maskKey: WebSocketMaskingKey?,
+    /// received (masked when `mask`, ``WebSocketFrameHeader/mask``, is set).
+    func message(fin: Bool, opcode: WebSocketOpcode, mask: UInt32?,
                  payload: ByteBuffer) -> (bytes: ByteBuffer?, tooLarge: Bool) {
         let length = payload.readableBytes
         if fin && fragments == nil && opcode != .continuation {
-            return (unmasked(payload, key: maskKey), false)
+            return (unmasked(payload, mask: mask), false)
         }
         if opcode != .continuation {
             fragments = allocator.buffer(capacity: length)
@@ -90,7 +90,7 @@ final class DirectionPump {
             if buffer.readableBytes + length > maxMessageSize {
                 fragmentsOverflowed = true
             } else {
-                var part = unmasked(payload, key: maskKey)
+                var part = unmasked(payload, mask: mask)
                 buffer.writeBuffer(&part)
                 fragments = buffer
             }

@@ -270,7 +270,7 @@ final class RelaySession: @unchecked Sendable {
 
     private func inspect(_ header: WebSocketFrameHeader, payload: ByteBuffer, pump: DirectionPump) {
         guard inspector.isDecoding || observers.wants(.frameBytes) else { return }
-        let (bytes, tooLarge) = pump.message(fin: header.fin, opcode: header.opcode, maskKey: header.maskKey,
+        let (bytes, tooLarge) = pump.message(fin: header.fin, opcode: header.opcode, mask: header.mask,
                                              payload: payload)
         guard inspector.isDecoding else {
             if let bytes { inspector.emitUndecoded(bytes, direction: pump.direction) }

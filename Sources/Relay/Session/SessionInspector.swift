@@ -69,7 +69,8 @@ final class SessionInspector {
         _ = record(decoded, bytes: bytes, direction: direction, statistics: &statistics, enforcesBudget: false, leg: leg)
     }
 
-    private func record(_ decoded: DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
+    /// Takes `decoded` (consuming): its message is moved on into the message event, not copied.
+    private func record(_ decoded: consuming DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
                         statistics: inout SessionStatistics, enforcesBudget: Bool = true,
                         leg: CaptureLeg = .both) -> RelayError? {
         if observers.wants(.frames) || observers.wants(.frameBytes) {
@@ -94,13 +95,13 @@ final class SessionInspector {
             return nil
         }
         guard let type = decoded.flags.type, !type.isAck else { return nil }
-        track(decoded, type: type, direction: direction)
+        let pendingSince = track(decoded, type: type, direction: direction)
         if let head = decoded.head, observers.wants(.messages) {
             observers.emit(.messageHead(sessionID: sessionID, direction: direction, head: head), kind: .messages)
         }
-        if let message = decoded.message {
+        if let message = decoded.message.take() {
             statistics.messagesDecoded[direction.rawValue] += 1
-            complete(message, direction: direction)
+            complete(message, direction: direction, pendingSince: pendingSince)
         }
         if enforcesBudget, inProgressTotal > limits.maxDecoderBytesInProgress {
             return fail(RelayError(.decoderBudgetExceeded(limits.maxDecoderBytesInProgress)),
@@ -121,11 +122,19 @@ final class SessionInspector {
         observers.emitFrame(event, ack: nil, decoded: false)
     }
 
-    private func track(_ decoded: DecodedFrame, type: MessageType, direction: BLIPDirection) {
+    /// Notes the frame's message in the pending and in-progress tables. Returns when a request
+    /// whole in this frame started if it awaits a reply: ``complete(_:direction:pendingSince:)``
+    /// then records it, profile included, in one insertion.
+    private func track(_ decoded: DecodedFrame, type: MessageType, direction: BLIPDirection) -> NIODeadline? {
         let key = InProgressKey(direction: UInt8(direction.rawValue), isRequest: type == .request, number: decoded.number)
+        var pendingSince: NIODeadline?
         if decoded.startsMessage, type == .request, !decoded.flags.isNoReply,
            pending[direction.rawValue].count < limits.maxTrackedRequests {
-            pending[direction.rawValue][decoded.number] = PendingRequest(profile: nil, started: .now())
+            if decoded.message != nil {
+                pendingSince = .now()
+            } else {
+                pending[direction.rawValue][decoded.number] = PendingRequest(profile: nil, started: .now())
+            }
         }
         if let head = decoded.head, type == .request {
             pending[direction.rawValue][decoded.number]?.profile = head.properties.profile
@@ -133,22 +142,31 @@ final class SessionInspector {
         if decoded.flags.hasMoreComing {
             inProgress[key, default: 0] += decoded.payloadBytes
             inProgressTotal += decoded.payloadBytes
-        } else if let held = inProgress.removeValue(forKey: key) {
+        } else if !inProgress.isEmpty, let held = inProgress.removeValue(forKey: key) {
             inProgressTotal -= held
         }
+        return pendingSince
     }
 
-    private func complete(_ message: BLIPMessage, direction: BLIPDirection) {
+    /// `pendingSince`: set for a request whole in one frame that awaits a reply (``track(_:type:direction:)``).
+    private func complete(_ message: consuming BLIPMessage, direction: BLIPDirection, pendingSince: NIODeadline?) {
         var profile: String?
         var roundTrip: TimeAmount?
-        if message.type == .request {
-            // A single-frame message may carry no separate head: take the profile from the message.
-            pending[direction.rawValue][message.number]?.profile = message.profile
-        } else if message.type.isReply, let request = pending[direction.reversed.rawValue].removeValue(forKey: message.number) {
+        if message.type.isReply, let request = pending[direction.reversed.rawValue].removeValue(forKey: message.number) {
             profile = request.profile
             roundTrip = NIODeadline.now() - request.started
         }
         let analysis = analyzer?.observe(message: message, from: direction, at: Self.analyzerNow())
+        if message.type == .request {
+            // A single-frame message carries no separate head: take the profile from the message,
+            // as the analyzer read it when there is one (the same first `Profile`, read once).
+            if let pendingSince {
+                pending[direction.rawValue][message.number] = PendingRequest(
+                    profile: analysis.map { $0.profile } ?? message.profile, started: pendingSince)
+            } else {
+                pending[direction.rawValue][message.number]?.profile = analysis.map { $0.profile } ?? message.profile
+            }
+        }
         guard observers.wants(.messages) else { return }
         observers.emit(.message(MessageEvent(sessionID: sessionID, direction: direction, message: message,
                                              requestProfile: profile, roundTrip: roundTrip, analysis: analysis)),

@@ -43,15 +43,28 @@ enum RawFrame {
         return buffer
     }
 
-    /// A copy of `payload` XORed with `key`, 8 bytes at a time (NIO's own unmask goes byte by
-    /// byte; reference notes §1, gotcha 1). Unmasks a received client frame for inspection.
+    /// A copy of `payload` XORed with `key` (``xorCopy(_:mask:allocator:)``).
     static func xorCopy(_ payload: ByteBuffer, key: WebSocketMaskingKey, allocator: ByteBufferAllocator) -> ByteBuffer {
+        xorCopy(payload, mask: mask(of: key), allocator: allocator)
+    }
+
+    /// `key`'s 4 bytes in one word, the first in the high bits (``WebSocketFrameHeader/mask``).
+    static func mask(of key: WebSocketMaskingKey) -> UInt32 {
+        UInt32(key[0]) << 24 | UInt32(key[1]) << 16 | UInt32(key[2]) << 8 | UInt32(key[3])
+    }
+
+    /// A copy of `payload` XORed with the masking key `mask` (``WebSocketFrameHeader/mask``),
+    /// 8 bytes at a time (NIO's own unmask goes byte by byte; reference notes §1, gotcha 1).
+    /// Unmasks a received client frame for inspection.
+    static func xorCopy(_ payload: ByteBuffer, mask: UInt32, allocator: ByteBufferAllocator) -> ByteBuffer {
         var copy = allocator.buffer(capacity: payload.readableBytes)
         copy.writeImmutableBuffer(payload)
-        let k = Array(key)
+        // The key's bytes in wire order, twice.
+        let key = mask.bigEndian
         var pattern: UInt64 = 0
         withUnsafeMutableBytes(of: &pattern) { bytes in
-            for index in 0..<8 { bytes[index] = k[index & 3] }
+            bytes.storeBytes(of: key, toByteOffset: 0, as: UInt32.self)
+            bytes.storeBytes(of: key, toByteOffset: 4, as: UInt32.self)
         }
         copy.withUnsafeMutableReadableBytes { bytes in
             let count = bytes.count
@@ -62,7 +75,7 @@ enum RawFrame {
                 index += 8
             }
             while index < count {
-                bytes[index] ^= k[index & 3]
+                bytes[index] ^= UInt8(truncatingIfNeeded: mask >> (24 - 8 * UInt32(index & 3)))
                 index += 1
             }
         }

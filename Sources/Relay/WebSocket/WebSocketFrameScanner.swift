@@ -5,8 +5,9 @@ import NIOWebSocket
 struct WebSocketFrameHeader: Equatable, Sendable {
     var fin: Bool
     var opcode: WebSocketOpcode
-    /// Present on client-to-server frames (RFC 6455 §5.3); the payload is then masked with it.
-    var maskKey: WebSocketMaskingKey?
+    /// The masking key, present on client-to-server frames (RFC 6455 §5.3): its 4 bytes as
+    /// received in one word, the first in the high bits. The payload is then masked with it.
+    var mask: UInt32?
     var payloadLength: Int
     /// 2 to 14 bytes: first byte, length byte, 0/2/8 bytes of extended length, 0/4 of mask key.
     var headerLength: Int
@@ -16,6 +17,12 @@ struct WebSocketFrameHeader: Equatable, Sendable {
 
     /// Binary, text or continuation: a frame that carries (part of) a message.
     var isData: Bool { opcode == .binary || opcode == .text || opcode == .continuation }
+
+    /// ``mask`` as NIO's type. Made only when asked: NIO's initializer is generic and not
+    /// inlinable, and pass-through frames never need it.
+    var maskKey: WebSocketMaskingKey? {
+        mask.map { mask in withUnsafeBytes(of: mask.bigEndian) { WebSocketMaskingKey($0)! } }
+    }
 }
 
 /// Why a hop's byte stream is not acceptable WebSocket framing. Each case ends the session with
@@ -166,15 +173,14 @@ struct WebSocketFrameScanner {
         let fin = first & 0x80 != 0
         if isControl && !fin { return .failure(.fragmentedControlFrame) }
         if isControl && length > 125 { return .failure(.multiByteControlFrameLength) }
-        var maskKey: WebSocketMaskingKey?
+        var mask: UInt32?
         if masked {
             guard bytes.count >= headerLength + 4 else { return .success(nil) }
-            // NIO's initializer is generic and not inlinable: a plain buffer (not a `Slice`)
-            // keeps the call free of generic metadata look-ups, once per masked frame.
-            maskKey = WebSocketMaskingKey(UnsafeRawBufferPointer(rebasing: bytes[headerLength..<headerLength + 4]))
+            mask = UInt32(bytes[headerLength]) << 24 | UInt32(bytes[headerLength + 1]) << 16
+                | UInt32(bytes[headerLength + 2]) << 8 | UInt32(bytes[headerLength + 3])
             headerLength += 4
         }
         return .success(WebSocketFrameHeader(fin: fin, opcode: WebSocketOpcode(encodedWebSocketOpcode: code)!,
-                                             maskKey: maskKey, payloadLength: Int(length), headerLength: headerLength))
+                                             mask: mask, payloadLength: Int(length), headerLength: headerLength))
     }
 }

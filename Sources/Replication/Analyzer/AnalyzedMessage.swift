@@ -26,7 +26,15 @@ public struct AnalyzedMessage: Sendable {
         set { box = RequestBox(newValue) }
     }
 
-    public var summary: String { message.summary }
+    public var summary: String { box.withMessage { $0.summary } }
+
+    /// The message's profile (a reply: its request's), read in place.
+    public var profile: String? { box.profile }
+
+    /// ``summary`` as UTF-8 bytes lent to `body`, without making a String of it.
+    public func withSummaryUTF8(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        box.withMessage { $0.withSummaryUTF8(body) }
+    }
 
     /// Reads the typed message in place (``message`` returns a copy of it).
     public func withMessage<T>(_ body: (borrowing ReplicationMessage) -> T) -> T { box.withMessage(body) }

@@ -14,17 +14,26 @@ struct LineWriter {
 
     /// The text `write` appends.
     static func text(_ write: (inout LineWriter) -> Void) -> String {
-        let (text, length) = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: stackCapacity) { buffer in
+        var text = ""
+        withText(write) { text = String(decoding: $0, as: UTF8.self) }
+        return text
+    }
+
+    /// Lends `body` the UTF-8 bytes `write` appends, without making a String of them; the bytes
+    /// are valid only during the call.
+    static func withText(_ write: (inout LineWriter) -> Void, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        let length = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: stackCapacity) { buffer in
             var writer = LineWriter(buffer: buffer)
             write(&writer)
-            return (writer.fits ? writer.text : nil, writer.count)
+            if writer.fits { body(writer.written) }
+            return writer.count
         }
-        if let text { return text }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
+        guard length > stackCapacity else { return }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
             var writer = LineWriter(buffer: buffer)
             write(&writer)
             assert(writer.fits, "a line's pieces changed between two runs")
-            return writer.text
+            body(writer.written)
         }
     }
 
@@ -33,8 +42,8 @@ struct LineWriter {
     private var fits: Bool { count <= buffer.count }
 
     /// What was written (all of it when ``fits``).
-    private var text: String {
-        String(decoding: UnsafeBufferPointer(rebasing: buffer[..<min(count, buffer.count)]), as: UTF8.self)
+    private var written: UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: buffer[..<min(count, buffer.count)])
     }
 
     /// A String or Substring. (Generic, so that a literal picks the StaticString overload.)

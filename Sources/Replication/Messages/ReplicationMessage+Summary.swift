@@ -8,6 +8,20 @@ extension ReplicationMessage {
     /// profile's pieces straight into it, the others made first (a closure that read the
     /// message would capture, and copy, all of it). The request's line is read in its box.
     public var summary: String {
+        let parts = summaryParts
+        if let whole = parts.whole { return whole }
+        return LineWriter.text { parts.append(to: &$0) }
+    }
+
+    /// Lends `body` the UTF-8 bytes of ``summary`` without making a String of them (the relay
+    /// copies them into its log line); the bytes are valid only during the call.
+    public func withSummaryUTF8(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        let parts = summaryParts
+        if var whole = parts.whole { return whole.withUTF8(body) }
+        LineWriter.withText({ parts.append(to: &$0) }, body)
+    }
+
+    private var summaryParts: SummaryParts {
         let head: SummaryPiece
         var outcome: SummaryPiece?
         if type == .request {
@@ -20,20 +34,7 @@ extension ReplicationMessage {
             }
             outcome = replyPiece
         }
-        let collection = collectionName
-        if collection == nil, outcome == nil, case .text(let text) = head { return text }
-        return LineWriter.text { line in
-            if let collection {
-                line.append("[")
-                line.append(collection)
-                line.append("] ")
-            }
-            head.append(to: &line)
-            if let outcome {
-                line.append(" → ")
-                outcome.append(to: &line)
-            }
-        }
+        return SummaryParts(collection: collectionName, head: head, outcome: outcome)
     }
 
     private var requestPiece: SummaryPiece {
@@ -189,6 +190,32 @@ extension ReplicationMessage {
     static func abbreviateDigest(_ digest: String?) -> String {
         guard let digest else { return "?" }
         return digest.count > 14 ? digest.prefix(12) + "…" : digest
+    }
+}
+
+/// A summary line's pieces: `[collection] head → outcome`.
+private struct SummaryParts {
+    var collection: String?
+    var head: SummaryPiece
+    var outcome: SummaryPiece?
+
+    /// The line when it is the head's text alone.
+    var whole: String? {
+        guard collection == nil, outcome == nil, case .text(let text) = head else { return nil }
+        return text
+    }
+
+    func append(to line: inout LineWriter) {
+        if let collection {
+            line.append("[")
+            line.append(collection)
+            line.append("] ")
+        }
+        head.append(to: &line)
+        if let outcome {
+            line.append(" → ")
+            outcome.append(to: &line)
+        }
     }
 }
 
