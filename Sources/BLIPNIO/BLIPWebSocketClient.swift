@@ -89,7 +89,7 @@ public enum BLIPWebSocketClient {
             upgradePipelineHandler: { channel, response in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    try sync.removeHandler(bound.value).whenComplete { _ in }
+                    sync.removeHandler(bound.value).whenComplete { _ in }
                     let handler = BLIPChannelHandler(role: .client, limits: configuration.limits,
                                                      eventLoop: channel.eventLoop, onRequest: configuration.onRequest)
                     try sync.addHandler(NIOWebSocketFrameAggregator(

@@ -81,7 +81,7 @@ public final class BLIPWebSocketServer: Sendable {
             upgradePipelineHandler: { channel, head in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    try sync.removeHandler(decisions.value).whenComplete { _ in }
+                    sync.removeHandler(decisions.value).whenComplete { _ in }
                     var subprotocol: String?
                     if case .accept(let chosen, _) = decisions.value.decision { subprotocol = chosen }
                     let handler = BLIPChannelHandler(role: .server, limits: configuration.limits,

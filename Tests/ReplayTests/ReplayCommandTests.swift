@@ -28,10 +28,11 @@ import Testing
     /// Runs the executable without blocking a task thread; standard output goes through a file.
     static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("replay-\(UUID().uuidString).out")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
         let process = Process()
-        process.executableURL = try #require(executable, "build the blipscope executable first")
+        let url: URL = try #require(executable, "build the blipscope executable first")
+        process.executableURL = url
         process.arguments = arguments
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = FileHandle.nullDevice

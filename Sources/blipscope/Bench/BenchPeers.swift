@@ -37,7 +37,7 @@ enum BenchPeers {
                 guard state.sent < state.count else { return }
                 state.sent += 1
                 let start = NIODeadline.now().uptimeNanoseconds
-                handler.sendRequest(request).whenComplete { result in
+                handler.sendRequest(request).assumeIsolated().whenComplete { result in
                     switch result {
                     case .failure(let error):
                         promise.fail(error)

@@ -75,7 +75,7 @@ final class TCPTap: Sendable {
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let buffer = unwrapInboundIn(data)
-            record.withLockedValue { $0.writeImmutableBuffer(buffer) }
+            record.withLockedValue { _ = $0.writeImmutableBuffer(buffer) }
             partner.writeAndFlush(buffer, promise: nil)
         }
 
