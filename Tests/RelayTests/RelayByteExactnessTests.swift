@@ -13,9 +13,7 @@ import Testing
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let upstreamTap = try await TCPTap.start(group: group)
         let harness = try await RelayHarness.start(relay: { configuration in
-            // Route the relay's upstream leg through a tap in front of the real upstream.
-            upstreamTap.targetPort.withLockedValue { $0 = configuration.upstream.defaultUpstream!.port }
-            configuration.upstream = .single(UpstreamURL("ws://127.0.0.1:\(upstreamTap.port)")!)
+            upstreamTap.interpose(upstreamOf: &configuration)
         })
         let clientTap = try await TCPTap.start(group: group, targetPort: harness.relayAddress.port!)
         let outcome = try await harness.connect { $0.port = clientTap.port }

@@ -102,8 +102,7 @@ final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let upstreamTap = try await TCPTap.start(group: group)
         let harness = try await RelayHarness.start(relay: { configuration in
-            upstreamTap.targetPort.withLockedValue { $0 = configuration.upstream.defaultUpstream!.port }
-            configuration.upstream = .single(UpstreamURL("ws://127.0.0.1:\(upstreamTap.port)")!)
+            upstreamTap.interpose(upstreamOf: &configuration)
             configuration.mediationPolicy = { _ in ClosurePolicy { _ in .pass } }
         })
         let clientTap = try await TCPTap.start(group: group, targetPort: harness.relayAddress.port!)

@@ -41,8 +41,7 @@ import Testing
                 profiles.withLockedValue { $0.append(request.properties["Profile"] ?? "?") }
             }
         }, relay: { configuration in
-            upstreamTap.targetPort.withLockedValue { $0 = configuration.upstream.defaultUpstream!.port }
-            configuration.upstream = .single(UpstreamURL("ws://127.0.0.1:\(upstreamTap.port)")!)
+            upstreamTap.interpose(upstreamOf: &configuration)
         })
         let clientTap = try await TCPTap.start(group: group, targetPort: harness.relayAddress.port!)
         let client = try #require(try await harness.connect { $0.port = clientTap.port }.connection)
@@ -146,8 +145,7 @@ import Testing
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let upstreamTap = try await TCPTap.start(group: group)
         let harness = try await RelayHarness.start(relay: { configuration in
-            upstreamTap.targetPort.withLockedValue { $0 = configuration.upstream.defaultUpstream!.port }
-            configuration.upstream = .single(UpstreamURL("ws://127.0.0.1:\(upstreamTap.port)")!)
+            upstreamTap.interpose(upstreamOf: &configuration)
         })
         let client = try await harness.connected()
         let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })

@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+@testable import Relay
 
 /// A loopback TCP forwarder that records every byte it carries, each way: put between two peers
 /// to see exactly what crossed the wire.
@@ -15,6 +16,13 @@ final class TCPTap: Sendable {
     /// Completes when both sockets of the (first) forwarded connection have closed: after that
     /// the recordings are final.
     let closed: EventLoopFuture<Void>
+
+    /// Puts the tap between a relay and its upstream: the relay dials the tap, which forwards to
+    /// the upstream `configuration` named.
+    func interpose(upstreamOf configuration: inout RelayConfiguration) {
+        targetPort.withLockedValue { $0 = configuration.upstream.defaultUpstream!.port }
+        configuration.upstream = .single(UpstreamURL("ws://127.0.0.1:\(port)")!)
+    }
 
     static func start(group: EventLoopGroup, targetPort: Int = 0) async throws -> TCPTap {
         let target = NIOLockedValueBox(targetPort)
