@@ -7,11 +7,6 @@ import Testing
 @testable import Relay
 
 @Suite struct RelayHandshakeTests {
-    func refusal(_ outcome: BLIPWebSocketClient.Outcome) -> (HTTPResponseStatus, HTTPHeaders, String)? {
-        if case .refused(let status, let headers, let body) = outcome { return (status, headers, body) }
-        return nil
-    }
-
     @Test func wrongPathIs404AndMissingProtocolIs400() async throws {
         let harness = try await RelayHarness.start()
         let notFound = try #require(refusal(try await harness.connect(path: "/db/_changes")))

@@ -25,11 +25,6 @@ struct RelayPolicyTests {
         return (harness, store)
     }
 
-    func refusal(_ outcome: BLIPWebSocketClient.Outcome) -> (status: HTTPResponseStatus, headers: HTTPHeaders, body: String)? {
-        if case .refused(let status, let headers, let body) = outcome { return (status, headers, body) }
-        return nil
-    }
-
     @Test("a denied client IP and a denied user get 403 naming the rule; the upstream is never dialed")
     func deniedIPAndUser() async throws {
         let (harness, _) = try await Self.harness("""

@@ -24,4 +24,17 @@ import Testing
         _ = try await harness.recorder.sessionClosed()
         try await harness.shutdown()
     }
+
+    /// The upstream's certificate is not trusted (no CA bundle names it, and insecure is off): the
+    /// TLS handshake fails and the client gets 502 at once, with the reason in the body.
+    @Test func anUntrustedUpstreamCertificateIs502() async throws {
+        let certificate = try TestCertificate.make()
+        let serverTLS = BLIPServerTLS(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.keyPath)
+        let harness = try await RelayHarness.start(upstream: { $0.tls = serverTLS })
+        let refused = try #require(refusal(try await harness.connect()))
+        #expect(refused.0 == .badGateway)
+        #expect(refused.body.contains("upstream"), "the body says why: \(refused.body)")
+        #expect(harness.upstreamConnections.withLockedValue { $0.isEmpty }, "no session reached the upstream")
+        try await harness.shutdown()
+    }
 }

@@ -181,6 +181,12 @@ final class RelayHarness: Sendable {
 
 func body(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
 
+/// The HTTP answer of a handshake the relay refused; nil if the client got in.
+func refusal(_ outcome: BLIPWebSocketClient.Outcome) -> (status: HTTPResponseStatus, headers: HTTPHeaders, body: String)? {
+    if case .refused(let status, let headers, let body) = outcome { return (status, headers, body) }
+    return nil
+}
+
 /// The replies to requests sent earlier, in the order sent (bounded wait).
 func replies(to pending: [EventLoopFuture<BLIPMessage>]) async throws -> [BLIPMessage] {
     try await withTimeout {
