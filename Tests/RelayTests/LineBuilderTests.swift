@@ -55,6 +55,25 @@ import Testing
         #expect(text == #"{"time":"T","event":"message","q":"a\"b\\c\nd\re\tf\u0001g","n":7,"none":null,"flags":"-","Sess\"ion":"<redacted>"}"#)
     }
 
+    /// Bytes the builder did not write itself are checked: valid UTF-8 (ASCII or not) is kept,
+    /// and an invalid sequence (a property's raw bytes, a text cut inside a character) becomes
+    /// U+FFFD instead of making an invalid String.
+    @Test func bytesFromOutsideAreKeptWhenValidAndRepairedWhenNot() {
+        let raw = Self.line(json: false) { line in
+            Array("café".utf8).withUnsafeBytes { line.raw("ok", $0) }
+            ([0x66, 0xC3] as [UInt8]).withUnsafeBytes { line.raw("cut", $0) }  // "f" and half of "é"
+        }
+        let lent = Self.line(json: false) { line in
+            Array("café".utf8).withUnsafeBufferPointer { line.text("ok", utf8: $0) }
+            Array("é".utf8).dropLast().withUnsafeBufferPointer { line.text("cut", utf8: $0) }
+        }
+        #expect(raw == " ok=café cut=f\u{FFFD}")
+        #expect(lent == " ok=café cut=\u{FFFD}")
+        for text in [raw, lent] {
+            #expect(text.utf8.elementsEqual(String(decoding: Array(text.utf8), as: UTF8.self).utf8), "a valid String")
+        }
+    }
+
     /// A line built while another is open on the same thread gets its own buffer; both read whole.
     @Test func nestedBuildersKeepTheirOwnBytes() {
         var outer = LineBuilder(json: false, event: nil)

@@ -11,9 +11,9 @@ import BLIPCore
 /// make and finish a line within one synchronous call (never across a suspension point).
 ///
 /// UTF-8: keys, static strings, `String` values and numbers are valid UTF-8 as written, and so is
-/// what quoting and escaping make of them; only raw bytes (``raw(_:_:redacted:)``, properties
-/// as received) may not be. ``finish()`` validates (and repairs) the line only when a raw byte
-/// was not ASCII.
+/// what quoting and escaping make of them; raw bytes (``raw(_:_:redacted:)``, properties as
+/// received) and lent text bytes (``text(_:utf8:)``) may not be. ``finish()`` validates (and
+/// repairs) the line only when one of those had a byte that is not ASCII.
 struct LineBuilder: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var count = 0
@@ -69,9 +69,11 @@ struct LineBuilder: ~Copyable {
         }
     }
 
-    /// A text value given as its UTF-8 bytes, which must be valid UTF-8 (a string's, not bytes
-    /// as received: those go through ``raw(_:_:)``).
+    /// A text value given as its UTF-8 bytes (a string's, not bytes as received: those go through
+    /// ``raw(_:_:)``). Checked like raw bytes all the same: a writer that cut a string inside a
+    /// character would otherwise leave an invalid line.
     mutating func text(_ key: StaticString, utf8 value: UnsafeBufferPointer<UInt8>) {
+        noteRaw(UnsafeRawBufferPointer(value))
         beginField(key)
         quoted(UnsafeRawBufferPointer(value))
     }
