@@ -9,13 +9,13 @@ import NIOWebSocket
 /// session's built frames) are made here, masked with a fresh key when they go to the upstream.
 enum RawFrame {
     /// Header bytes of `frame`: 2 to 14.
-    static func headerLength(payload: Int, masked: Bool) -> Int {
+    private static func headerLength(payload: Int, masked: Bool) -> Int {
         (payload < 126 ? 2 : payload <= 0xFFFF ? 4 : 10) + (masked ? 4 : 0)
     }
 
-    /// Writes the header of a frame carrying `length` payload bytes.
-    static func writeHeader(firstByte: UInt8, length: Int, maskKey: WebSocketMaskingKey?, into buffer: inout ByteBuffer) {
-        let maskBit: UInt8 = maskKey == nil ? 0 : 0x80
+    /// Writes the header of a frame carrying `length` payload bytes, masked with `mask` if set.
+    private static func writeHeader(firstByte: UInt8, length: Int, mask: UInt32?, into buffer: inout ByteBuffer) {
+        let maskBit: UInt8 = mask == nil ? 0 : 0x80
         buffer.writeInteger(firstByte)
         if length < 126 {
             buffer.writeInteger(maskBit | UInt8(length))
@@ -26,26 +26,21 @@ enum RawFrame {
             buffer.writeInteger(maskBit | 127)
             buffer.writeInteger(UInt64(length), endianness: .big)
         }
-        if let maskKey { buffer.writeBytes(maskKey) }
+        if let mask { buffer.writeInteger(mask, endianness: .big) }
     }
 
     /// A frame of the relay's own: masked with a fresh key when `masked` (towards the upstream).
     static func make(opcode: WebSocketOpcode, payload: ByteBuffer, masked: Bool,
                      allocator: ByteBufferAllocator) -> ByteBuffer {
-        let key: WebSocketMaskingKey? = masked ? .random() : nil
+        let mask: UInt32? = masked ? .random(in: .min ... .max) : nil
         var buffer = allocator.buffer(capacity: headerLength(payload: payload.readableBytes, masked: masked)
                                       + payload.readableBytes)
         writeHeader(firstByte: 0x80 | UInt8(webSocketOpcode: opcode), length: payload.readableBytes,
-                    maskKey: key, into: &buffer)
+                    mask: mask, into: &buffer)
         var body = payload
-        if let key { body = xorCopy(payload, key: key, allocator: allocator) }
+        if let mask { body = xorCopy(payload, mask: mask, allocator: allocator) }
         buffer.writeBuffer(&body)
         return buffer
-    }
-
-    /// A copy of `payload` XORed with `key` (``xorCopy(_:mask:allocator:)``).
-    static func xorCopy(_ payload: ByteBuffer, key: WebSocketMaskingKey, allocator: ByteBufferAllocator) -> ByteBuffer {
-        xorCopy(payload, mask: mask(of: key), allocator: allocator)
     }
 
     /// `key`'s 4 bytes in one word, the first in the high bits (``WebSocketFrameHeader/mask``).
@@ -55,7 +50,7 @@ enum RawFrame {
 
     /// A copy of `payload` XORed with the masking key `mask` (``WebSocketFrameHeader/mask``),
     /// 8 bytes at a time (NIO's own unmask goes byte by byte; reference notes §1, gotcha 1).
-    /// Unmasks a received client frame for inspection.
+    /// Unmasks a received client frame for inspection, and masks the relay's own frames.
     static func xorCopy(_ payload: ByteBuffer, mask: UInt32, allocator: ByteBufferAllocator) -> ByteBuffer {
         var copy = allocator.buffer(capacity: payload.readableBytes)
         copy.writeImmutableBuffer(payload)
