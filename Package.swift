@@ -169,6 +169,7 @@ let package = Package(
                 "Replay", "Gateway", "Relay", "Capture", "BLIPNIO", "BLIPCore", "Replication", "BLIPTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")]

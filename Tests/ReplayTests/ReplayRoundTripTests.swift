@@ -1,4 +1,6 @@
 import BLIPCore
+import BLIPNIO
+import NIOConcurrencyHelpers
 import Foundation
 import Gateway
 import NIOCore
@@ -104,6 +106,47 @@ import Testing
             #expect(report.matches, "\(report.textLines().joined(separator: "\n"))")
             #expect(report.requestsSent == script.requests.count)
             #expect(report.peerCloseCode == 1000)
+            // The pushed revision with an attachment was answered after its getAttachment, as recorded.
+            #expect(report.peerRepliesHeld >= 1)
+        }
+    }
+
+    /// A client that closes as soon as its pushed `rev` is answered still gets the replay's
+    /// `getAttachment` first, because the recorded gateway asked before it answered.
+    @Test func aServedReplayAsksForTheAttachmentBeforeItAnswersThePushedRev() async throws {
+        try await withLoopback { group in
+            let script = PeerReplyGateTests.pushWithAttachment()
+            let server = try await ReplayServer.start(script, configuration: ReplayConfiguration(), group: group)
+            let order = NIOLockedValueBox<[String]>([])
+            var client = BLIPWebSocketClient.Configuration()
+            client.port = server.port
+            client.subprotocols = ["BLIP_3+CBMobile_3"]
+            client.onRequest = { request, handler in
+                order.withLockedValue { $0.append("asked \(request.profile ?? "?")") }
+                handler.sendReply(.reply(to: request))
+            }
+            let connection = try #require(try await BLIPWebSocketClient.connect(client, group: group).connection)
+            let proposed = try await connection.request(.request(profile: "proposeChanges", body: ByteBuffer(string: "[]")))
+            #expect(proposed.type == .response)
+            // The rev's reply is noted on the event loop as it arrives, in order with the requests.
+            let pushed = BLIPMessage.request(profile: "rev", properties: ["id": "doc", "rev": "1-a"], body: ByteBuffer(string: "{}"))
+            let rev = try await connection.onLoop { handler in
+                handler.sendRequest(pushed).map { reply in
+                    order.withLockedValue { $0.append("rev answered") }
+                    return reply
+                }
+            }.get()
+            #expect(rev.type == .response)
+            _ = try await connection.request(.request(profile: "setCheckpoint"))
+            try await connection.close()
+            var reports = server.reports.makeAsyncIterator()
+            let report = try #require(await reports.next())
+            await server.stop()
+
+            #expect(order.withLockedValue { $0 } == ["asked getAttachment", "rev answered"])
+            #expect(report.matches, "\(report.textLines().joined(separator: "\n"))")
+            #expect(report.peerRepliesHeld == 1)
+            #expect(report.textLines().contains("peer replies held for own requests, as recorded: 1"))
         }
     }
 }

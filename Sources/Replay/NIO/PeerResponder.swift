@@ -2,14 +2,17 @@ import BLIPCore
 import BLIPNIO
 import NIOConcurrencyHelpers
 
-/// Answers the live peer's requests with the recorded replies (``PeerRequestMatcher``) and keeps
-/// notes for the report. Called on the connection's event loop; locked because the replay's
-/// task reads the notes.
+/// Answers the live peer's requests with the recorded replies (``PeerRequestMatcher``), each when
+/// what it waited for in the recording has happened again (``PeerReplyGate``), and keeps notes
+/// for the report. Called on the connection's event loop; locked because the replay's task reads
+/// the notes.
 final class PeerResponder: Sendable {
     private struct State {
         var matcher: PeerRequestMatcher
+        var gate = PeerReplyGate()
         var received = 0
         var exact = 0
+        var held = 0
         var notes: [ReplayReport.PeerRequestNote] = []
     }
 
@@ -24,24 +27,38 @@ final class PeerResponder: Sendable {
     }
 
     func handle(_ request: BLIPMessage, from handler: BLIPChannelHandler) {
-        let reply: BLIPMessage = state.withLockedValue { state in
+        let replies: [BLIPMessage] = state.withLockedValue { state in
             state.received += 1
             let profile = request.profile ?? "(no profile)"
             guard let match = state.matcher.match(request) else {
                 state.notes.append(note(profile, request, "unmatched"))
-                return BLIPMessage.error(to: request.number, domain: "BLIP", code: 404,
-                                         message: "no recorded \(profile) request to replay")
+                return request.isNoReply ? [] : [BLIPMessage.error(to: request.number, domain: "BLIP", code: 404,
+                                                                  message: "no recorded \(profile) request to replay")]
             }
             if match.exact { state.exact += 1 }
             if match.reused { state.notes.append(note(profile, request, "reused")) }
+            if request.isNoReply { return [] }
             guard let recorded = match.recorded.recordedReply else {
-                if !request.isNoReply { state.notes.append(note(profile, request, "no recorded reply")) }
-                return BLIPMessage.reply(to: request)
+                state.notes.append(note(profile, request, "no recorded reply"))
+                return [BLIPMessage.reply(to: request)]
             }
-            return PeerRequestMatcher.reply(recorded, answering: request)
+            let ready = state.gate.reply(PeerRequestMatcher.reply(recorded, answering: request), recorded: match.recorded)
+            if !ready.contains(where: { $0.number == request.number }) { state.held += 1 }
+            return ready
         }
-        if !request.isNoReply { handler.sendReply(reply) }
+        for reply in replies { handler.sendReply(reply) }
         inbox.push(.peerRequest)
+    }
+
+    /// Own request `index` was just queued on `handler` (on its event loop): replies waiting for
+    /// it follow it out.
+    func didSend(_ index: Int, on handler: BLIPChannelHandler) {
+        for reply in state.withLockedValue({ $0.gate.didSend(index) }) { handler.sendReply(reply) }
+    }
+
+    /// The reply to own request `index` arrived (on `handler`'s event loop).
+    func replyArrived(for index: Int, on handler: BLIPChannelHandler) {
+        for reply in state.withLockedValue({ $0.gate.replyArrived(for: index) }) { handler.sendReply(reply) }
     }
 
     private func note(_ profile: String, _ request: BLIPMessage, _ outcome: String) -> ReplayReport.PeerRequestNote {
@@ -54,6 +71,7 @@ final class PeerResponder: Sendable {
         state.withLockedValue { state in
             report.peerRequestsReceived = state.received
             report.peerRequestsMatchedExactly = state.exact
+            report.peerRepliesHeld = state.held
             report.peerRequestNotes = state.notes
         }
     }

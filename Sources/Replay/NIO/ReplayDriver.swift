@@ -83,12 +83,18 @@ struct ReplayDriver {
         var flags = recorded.flags
         flags.hasMoreComing = false
         let outgoing = BLIPMessage(type: .request, flags: flags, properties: recorded.properties, body: recorded.body)
-        let inbox = responder.inbox
+        let responder = self.responder
         do {
-            let future = try await connection.send(outgoing)
-            if !outgoing.isNoReply {
-                future.whenComplete { result in
-                    inbox.push(.reply(index: index, try? result.get()))
+            // On the event loop: the request is queued, then the peer replies that waited for it
+            // (``PeerReplyGate``) follow it out; its reply releases those that waited for that.
+            try await connection.onLoop { handler in
+                let future = handler.sendRequest(outgoing)
+                responder.didSend(index, on: handler)
+                guard !outgoing.isNoReply else { return }
+                future.assumeIsolated().whenComplete { result in
+                    let reply = try? result.get()
+                    if reply != nil { responder.replyArrived(for: index, on: handler) }
+                    responder.inbox.push(.reply(index: index, reply))
                 }
             }
             return true

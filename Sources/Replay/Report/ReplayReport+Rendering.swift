@@ -18,6 +18,9 @@ extension ReplayReport {
             let allowed = note.allowedBy.map { " (allowed: \($0))" } ?? ""
             lines.append("peer \(note.profile) #\(note.number): \(note.outcome)\(allowed)")
         }
+        if peerRepliesHeld > 0 {
+            lines.append("peer replies held for own requests, as recorded: \(peerRepliesHeld)")
+        }
         for problem in captureProblems { lines.append("capture: \(problem)") }
         if let endedEarly { lines.append("ended early: \(endedEarly)") }
         lines.append(summaryLine)

@@ -58,6 +58,9 @@ public struct ReplayReport: Sendable, Codable {
     public var peerRequestsReceived = 0
     public var peerRequestsMatchedExactly = 0
     public var peerRequestNotes: [PeerRequestNote] = []
+    /// Replies to peer requests that waited, as in the recording, for own requests sent after
+    /// the request arrived and for their replies (see ``PeerReplyGate``).
+    public var peerRepliesHeld = 0
     /// Set when the replay ended before the script did (stall, peer closed, timeout).
     public var endedEarly: String?
     /// The close code the peer sent, when it closed.

@@ -32,18 +32,32 @@ public struct ScriptedRequest: Sendable {
     public var expectsReply: Bool { !request.isNoReply }
 }
 
-/// A request the peer sent in the recording, with the replaying side's recorded reply to it.
+/// A request the peer sent in the recording, with the replaying side's recorded reply to it and
+/// what that reply waited for.
 public struct RecordedPeerRequest: Sendable {
     public var index: Int
     public var request: BLIPMessage
     public var receivedAt: Double
     public var recordedReply: BLIPMessage?
+    /// How many of the replaying side's own requests had gone out when it arrived.
+    public var ownRequestsBefore: Int
+    /// How many own requests had gone out when the recorded reply did, when some of them went out
+    /// after this request arrived (a gateway asking for a pushed revision's attachment with
+    /// `getAttachment` before it answers the `rev`); otherwise 0. The reply waits for them.
+    public var replyAwaitsSent: Int
+    /// Own requests sent after this one arrived whose replies came back before the recorded reply
+    /// went out: the reply waits for them too.
+    public var replyAwaitsReplies: [Int]
 
-    public init(index: Int, request: BLIPMessage, receivedAt: Double, recordedReply: BLIPMessage?) {
+    public init(index: Int, request: BLIPMessage, receivedAt: Double, recordedReply: BLIPMessage?,
+                ownRequestsBefore: Int = 0, replyAwaitsSent: Int = 0, replyAwaitsReplies: [Int] = []) {
         self.index = index
         self.request = request
         self.receivedAt = receivedAt
         self.recordedReply = recordedReply
+        self.ownRequestsBefore = ownRequestsBefore
+        self.replyAwaitsSent = replyAwaitsSent
+        self.replyAwaitsReplies = replyAwaitsReplies
     }
 
     public var profile: String { request.profile ?? "(no profile)" }
@@ -51,7 +65,7 @@ public struct RecordedPeerRequest: Sendable {
 
 /// One side's part of a captured session, ready to be played against a new peer: its requests in
 /// order with their dependencies and recorded replies, and the peer's requests with the replies
-/// to give them. Pure: built from decoded messages, no sockets.
+/// to give them and what each reply waited for. Pure: built from decoded messages, no sockets.
 ///
 /// Replies are paired with requests by number within their number space (wire-format reference
 /// §4.4): a RPY/ERR travelling one way answers the request with that number that travelled the
@@ -86,7 +100,8 @@ public struct ReplayScript: Sendable {
             case (.request, false):
                 peerByNumber[message.number] = peerRequests.count
                 peerRequests.append(RecordedPeerRequest(index: peerRequests.count, request: message,
-                                                        receivedAt: recorded.time, recordedReply: nil))
+                                                        receivedAt: recorded.time, recordedReply: nil,
+                                                        ownRequestsBefore: requests.count))
             case (.response, false), (.error, false):
                 guard let index = ownByNumber.removeValue(forKey: message.number) else {
                     unpairedReplies += 1
@@ -101,6 +116,13 @@ public struct ReplayScript: Sendable {
                     continue
                 }
                 peerRequests[index].recordedReply = message
+                let sentSinceArrival = peerRequests[index].ownRequestsBefore..<requests.count
+                if !sentSinceArrival.isEmpty {
+                    peerRequests[index].replyAwaitsSent = requests.count
+                    peerRequests[index].replyAwaitsReplies = sentSinceArrival.filter {
+                        requests[$0].expectsReply && requests[$0].recordedReply != nil
+                    }
+                }
             default:
                 continue
             }
