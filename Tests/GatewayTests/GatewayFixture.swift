@@ -35,7 +35,7 @@ struct GatewayFixture {
 }
 
 /// Runs `body` against a fresh gateway (seeded by `seed`), then stops everything, within `timeout`.
-func withGateway(timeout: Duration = .seconds(30),
+func withGateway(timeout: Duration = .seconds(60),
                  configure: (inout GatewayConfiguration) -> Void = { _ in },
                  seed: (GatewayDatabase) throws -> Void = { _ in },
                  _ body: @escaping @Sendable (GatewayFixture) async throws -> Void) async throws {

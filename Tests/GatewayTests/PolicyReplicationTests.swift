@@ -278,7 +278,7 @@ struct PolicyRelayedGateway: Sendable {
 
 /// Runs `body` against a fresh gateway behind a relay enforcing the policy file `yaml`; stops
 /// the relay, then the gateway, all within `timeout`.
-func withPolicyRelay(_ yaml: String, timeout: Duration = .seconds(30),
+func withPolicyRelay(_ yaml: String, timeout: Duration = .seconds(60),
                      seed: (GatewayDatabase) throws -> Void = { _ in },
                      _ body: @escaping @Sendable (PolicyRelayedGateway) async throws -> Void) async throws {
     let document = try PolicyDocument(yaml: yaml)

@@ -173,7 +173,7 @@ struct RelayedGateway: Sendable {
 
 /// Runs `body` against a fresh gateway (see ``withGateway``) behind a relay logging at info level
 /// into memory; stops the relay, then the gateway, all within `timeout`.
-func withRelayedGateway(timeout: Duration = .seconds(30),
+func withRelayedGateway(timeout: Duration = .seconds(60),
                         configure: (inout GatewayConfiguration) -> Void = { _ in },
                         seed: (GatewayDatabase) throws -> Void = { _ in },
                         _ body: @escaping @Sendable (RelayedGateway) async throws -> Void) async throws {

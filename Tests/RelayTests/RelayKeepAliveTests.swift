@@ -44,7 +44,7 @@ import Testing
         var pings: [String] { state.withLockedValue { $0.pings } }
 
         /// The next PONG's payload, in arrival order; throws after `seconds` without one.
-        func nextPong(within seconds: Double = 20) async throws -> String {
+        func nextPong(within seconds: Double = 60) async throws -> String {
             let id = UInt64.random(in: 0...UInt64.max)
             let text: String? = await withCheckedContinuation { continuation in
                 let queued = state.withLockedValue { state -> String? in

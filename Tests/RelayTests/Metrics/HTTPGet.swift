@@ -6,7 +6,7 @@ import NIOPosix
 /// `Connection: close` and collects the answer until the server closes. Bounded by `withTimeout`.
 func httpGet(port: Int, path: String, headers: [(String, String)] = [], group: any EventLoopGroup) async throws
     -> (status: Int, body: String) {
-    try await withTimeout(15) {
+    try await withTimeout {
         let collector = ResponseCollector()
         let channel: any Channel
         do {

@@ -11,7 +11,7 @@ struct TimeoutError: Error {}
 
 /// Runs `body`, failing after `seconds` (every wait in these tests is bounded). The body is not
 /// awaited past the deadline: NIO futures do not observe task cancellation.
-func withTimeout<T: Sendable>(_ seconds: Double = 20, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+func withTimeout<T: Sendable>(_ seconds: Double = 60, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     let once = ResumeOnce<T>()
     return try await withCheckedThrowingContinuation { continuation in
         once.set(continuation)
@@ -63,7 +63,7 @@ final class RecordingObserver: RelayObserver, @unchecked Sendable {
     var all: [RelayEvent] { lock.withLock { events } }
 
     /// The first event (past or future) matching `predicate`; throws after `seconds`.
-    func first(within seconds: Double = 20, _ predicate: @escaping @Sendable (RelayEvent) -> Bool) async throws -> RelayEvent {
+    func first(within seconds: Double = 60, _ predicate: @escaping @Sendable (RelayEvent) -> Bool) async throws -> RelayEvent {
         let id = UInt64.random(in: 0...UInt64.max)
         let event: RelayEvent? = await withCheckedContinuation { (continuation: CheckedContinuation<RelayEvent?, Never>) in
             let existing: RelayEvent? = lock.withLock {
