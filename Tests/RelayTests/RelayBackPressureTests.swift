@@ -21,7 +21,7 @@ import Testing
             }
         })
         let client = try await harness.connected()
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         try await server.pauseReading()
         let payload = ByteBuffer(repeating: 0x61, count: 100_000)
         for _ in 0..<messageCount {
@@ -34,7 +34,9 @@ import Testing
         let limits = harness.relay.configuration.limits
         let bound = limits.writeBufferHighWater + 64 * 1024 + limits.maxWebSocketFrameSize
         #expect(during.maxBufferedBytes[0] <= bound)
-        #expect(during.maxBufferedBytes[0] >= limits.writeBufferHighWater)
+        // Sampled after each read batch's flush while the hop is unwritable: NIO keeps it so until
+        // the backlog drops under the low-water mark, so the sample is at least that.
+        #expect(during.maxBufferedBytes[0] >= limits.writeBufferLowWater)
         #expect(during.bytesForwarded[0] < messageCount * 100_000)
         try await server.resumeReading()
         try await withTimeout(60) { await allArrived.wait() }

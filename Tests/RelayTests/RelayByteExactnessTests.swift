@@ -25,7 +25,7 @@ import Testing
             _ = try await withTimeout { try await client.request(.request(profile: "bulk", body: body(bulk), compressed: compressed)) }
             _ = try await withTimeout { try await client.request(.request(profile: "note", body: body("n"), urgent: true, noReply: true)) }
         }
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         _ = try await withTimeout { try await server.request(.request(profile: "changes", body: body("[]"), compressed: true)) }
         try await client.close()
         _ = try await harness.recorder.sessionClosed()

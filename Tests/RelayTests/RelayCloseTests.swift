@@ -10,7 +10,7 @@ import Testing
         let harness = try await RelayHarness.start()
         let client = try await harness.connected()
         _ = try await withTimeout { try await client.request(.request(profile: "hi")) }
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         try await client.close(code: 4002, reason: "unauthorized action")
         let upstreamSaw = try await withTimeout { try await server.closed.get() }
         #expect(upstreamSaw.code == 4002)
@@ -25,7 +25,7 @@ import Testing
         let harness = try await RelayHarness.start()
         let client = try await harness.connected()
         _ = try await withTimeout { try await client.request(.request(profile: "hi")) }
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         try await server.close(code: 1000, reason: "bye")
         let clientSaw = try await withTimeout { try await client.closed.get() }
         #expect(clientSaw.code == 1000)
@@ -37,7 +37,7 @@ import Testing
         let harness = try await RelayHarness.start()
         let client = try await harness.connected()
         _ = try await withTimeout { try await client.request(.request(profile: "hi")) }
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         try await server.channel.close()  // TCP drop, no CLOSE frame
         let clientSaw = try await withTimeout { try await client.closed.get() }
         #expect(clientSaw.abrupt)
@@ -52,7 +52,7 @@ import Testing
         // A raw binary WebSocket message that is not a BLIP frame (too short for a header).
         let frame = WebSocketFrame(fin: true, opcode: .binary, maskKey: .random(), data: ByteBuffer(bytes: [0x01]))
         try await client.channel.writeAndFlush(frame)
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         let clientSaw = try await withTimeout { try await client.closed.get() }
         #expect(clientSaw.code == 1011)
         let upstreamSaw = try await withTimeout { try await server.closed.get() }

@@ -17,12 +17,13 @@ import Testing
         let seen = NIOLockedValueBox<[String]>([])
         let harness = try await Self.relay(budget: budget, delayingSlowBy: .milliseconds(300), seen: seen)
         let client = try await harness.connected()
-        // 64 × 16 KiB is 1 MiB, all sent at once: far more than the budget.
+        // 64 × 16 KiB is 1 MiB, all queued in one turn of the client's loop: far more than the
+        // budget, and on the wire as fast as the socket takes it, however busy the machine is.
         let payload = String(repeating: "d", count: 16 * 1024)
-        var pending: [EventLoopFuture<BLIPMessage>] = []
-        for seq in 1...count {
-            pending.append(try await client.send(.request(profile: "slow", properties: ["seq": String(seq)],
-                                                          body: body(payload))))
+        let pending = try await client.onLoop { handler in
+            (1...count).map { seq in
+                handler.sendRequest(.request(profile: "slow", properties: ["seq": String(seq)], body: body(payload)))
+            }
         }
 
         // The relay stopped reading from the client while it held the budget's worth…
@@ -53,15 +54,17 @@ import Testing
         let budget = 64 * 1024
         let count = 64
         let seen = NIOLockedValueBox<[String]>([])
-        let harness = try await Self.relay(budget: budget, delayingSlowBy: .milliseconds(500), seen: seen)
+        let harness = try await Self.relay(budget: budget, delayingSlowBy: .seconds(2), seen: seen)
         let client = try await harness.connected()
-        // One small delayed request, then 1 MiB of requests no rule touches: they may not
-        // overtake it, so they wait in the relay behind it.
-        var pending = [try await client.send(.request(profile: "slow", properties: ["seq": "0"], body: body("first")))]
+        // One small delayed request, then 1 MiB of requests no rule touches, all queued in one
+        // turn of the client's loop: they may not overtake it, so they wait in the relay behind
+        // it. The delay leaves a loaded machine ample time to bring in the budget's worth.
         let payload = String(repeating: "f", count: 16 * 1024)
-        for seq in 1...count {
-            pending.append(try await client.send(.request(profile: "fast", properties: ["seq": String(seq)],
-                                                          body: body(payload))))
+        let pending = try await client.onLoop { handler in
+            [handler.sendRequest(.request(profile: "slow", properties: ["seq": "0"], body: body("first")))]
+                + (1...count).map { seq in
+                    handler.sendRequest(.request(profile: "fast", properties: ["seq": String(seq)], body: body(payload)))
+                }
         }
         _ = try await harness.recorder.first {
             if case .flowControl(_, .clientToServer, true) = $0 { true } else { false }

@@ -87,7 +87,7 @@ import Testing
         let harness = try await RelayHarness.start()
         let client = try await harness.connected()
         _ = try await withTimeout { try await client.request(.request(profile: "hi")) }
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         let clientSide = try await ControlFrameRecorder.install(on: client)
         let serverSide = try await ControlFrameRecorder.install(on: server)
 
@@ -114,7 +114,7 @@ import Testing
     @Test func aSilentSessionEndsAtTheIdleTimeoutWith1001() async throws {
         let harness = try await RelayHarness.start(relay: { $0.idleTimeout = .milliseconds(300) })
         let client = try await harness.connected()
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         let clientSaw = try await withTimeout { try await client.closed.get() }
         let upstreamSaw = try await withTimeout { try await server.closed.get() }
         #expect(clientSaw.code == 1001)

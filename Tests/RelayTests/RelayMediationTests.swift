@@ -60,7 +60,7 @@ final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
         #expect(upstreamSaw.map(\.seq) == ["1", "2", "3", "4", "6", "7", "8"])
 
         // The other direction, re-encoded since the injected ERR, still works both ways.
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         let answer = try await withTimeout {
             try await server.request(.request(profile: "changes", body: body("[]"), compressed: true))
         }
@@ -181,7 +181,7 @@ final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
             }
         }
         let client = try #require(outcome.connection)
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         let changes = #"[[11,"a","1-a"],[12,"b","1-b"],[13,"c","2-c"]]"#
         let reply = try await withTimeout { try await server.request(.request(profile: "changes", body: body(changes), compressed: true)) }
         #expect(clientSaw.withLockedValue { $0 } == [#"[[11,"a","1-a"],[13,"c","2-c"]]"#])

@@ -77,7 +77,7 @@ import Testing
                 action: { close: { code: \(code), reason: "injected", afterMessages: 3 } }
             """)
         let client = try await harness.connected()
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         for index in 0..<2 {
             let reply = try await withTimeout { try await client.request(.request(profile: "echo", body: body("\(index)"))) }
             #expect(reply.type == .response)
@@ -100,7 +100,7 @@ import Testing
                 action: { close: { code: 1006 } }
             """)
         let client = try await harness.connected()
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         _ = try? await client.send(.request(profile: "unplug"))
         let clientSaw = try await withTimeout { try await client.closed.get() }
         let upstreamSaw = try await withTimeout { try await server.closed.get() }
@@ -120,7 +120,7 @@ import Testing
                 action: { bandwidth: 4MB }
               - name: sticky-acks
                 match: { from: client, profile: bulk }
-                action: { withholdAcks: 50ms }
+                action: { withholdAcks: 1s }
             """)
         let client = try await harness.connected()
         let slow = try await withTimeout { try await client.request(.request(profile: "slow", body: body("s"))) }

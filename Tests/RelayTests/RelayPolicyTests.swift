@@ -47,7 +47,7 @@ struct RelayPolicyTests {
         #expect(ip.status == .forbidden && ip.body.contains("no-loopback"))
         let logged = try await blocked.recorder.first { if case .handshakeRefused = $0 { true } else { false } }
         if case .handshakeRefused(let event) = logged { #expect(event.reason.contains("no-loopback")) }
-        #expect(blocked.upstreamConnections.withLockedValue { $0.isEmpty })
+        #expect(blocked.upstreamConnections.all.isEmpty)
         try await blocked.shutdown()
     }
 

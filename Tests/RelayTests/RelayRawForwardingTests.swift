@@ -45,7 +45,7 @@ import Testing
         })
         let clientTap = try await TCPTap.start(group: group, targetPort: harness.relayAddress.port!)
         let client = try #require(try await harness.connect { $0.port = clientTap.port }.connection)
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         let clientSide = try await RelayKeepAliveTests.ControlFrameRecorder.install(on: client)
         let serverSide = try await RelayKeepAliveTests.ControlFrameRecorder.install(on: server)
 
@@ -99,10 +99,9 @@ import Testing
     @Test func aClientBreakingTheFramingEndsOnlyItsOwnSession() async throws {
         let harness = try await RelayHarness.start()
         let neighbour = try await harness.connected()
+        _ = try await harness.upstream(0)  // the neighbour's, so the next one is the hostile client's
         let hostile = try await harness.connected()
-        let upstreams = harness.upstreamConnections.withLockedValue { $0 }
-        try #require(upstreams.count == 2)
-        let hostileUpstream = upstreams[1]
+        let hostileUpstream = try await harness.upstream(1)
 
         // RSV bits set without a negotiated extension: not a frame the relay can pass on.
         try await Self.writeRaw(ByteBuffer(bytes: [0xF2, 0x80, 1, 2, 3, 4]), on: hostile)
@@ -148,7 +147,7 @@ import Testing
             upstreamTap.interpose(upstreamOf: &configuration)
         })
         let client = try await harness.connected()
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
 
         // A CLOSE whose 5-byte payload is announced in the 16-bit length form: legal to parse, not
         // the shortest form, so a rebuilt header would differ from what the client sent.
@@ -174,7 +173,7 @@ import Testing
     @Test func aFrameOverTheLimitEndsTheSessionWith1009() async throws {
         let harness = try await RelayHarness.start(relay: { $0.limits.maxWebSocketFrameSize = 1024 })
         let client = try await harness.connected()
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         try await Self.writeRaw(Self.clientFrame(.binary, ByteBuffer(repeating: 0, count: 1025)), on: client)
         #expect(try await withTimeout { try await client.closed.get() }.code == 1009)
         #expect(try await withTimeout { try await server.closed.get() }.code == 1009)
@@ -187,7 +186,7 @@ import Testing
     @Test func aPingOver125BytesEndsTheSessionWith1002() async throws {
         let harness = try await RelayHarness.start()
         let client = try await harness.connected()
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         try await Self.writeRaw(Self.clientFrame(.ping, ByteBuffer(repeating: 0, count: 126)), on: client)
         #expect(try await withTimeout { try await client.closed.get() }.code == 1002)
         #expect(try await withTimeout { try await server.closed.get() }.code == 1002)

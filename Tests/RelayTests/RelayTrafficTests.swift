@@ -54,7 +54,7 @@ import Testing
         #expect(error.type == .error)
         #expect(error.properties["Error-Code"] == "404")
         // The upstream asks the client something: the relay carries it the other way.
-        let server = try #require(harness.upstreamConnections.withLockedValue { $0.first })
+        let server = try await harness.upstream()
         _ = try await withTimeout {
             try await server.request(.request(profile: "getCheckpoint", properties: ["client": "c1"]))
         }.type

@@ -99,12 +99,12 @@ final class RelayHarness: Sendable {
     let relay: RelayServer
     let relayAddress: SocketAddress
     let recorder: RecordingObserver
-    let upstreamConnections: NIOLockedValueBox<[BLIPConnection]>
+    let upstreamConnections: UpstreamConnections
     let clientTLS: BLIPClientTLS?
 
     private init(group: MultiThreadedEventLoopGroup, upstream: BLIPWebSocketServer, relay: RelayServer,
                  relayAddress: SocketAddress, recorder: RecordingObserver,
-                 upstreamConnections: NIOLockedValueBox<[BLIPConnection]>, clientTLS: BLIPClientTLS?) {
+                 upstreamConnections: UpstreamConnections, clientTLS: BLIPClientTLS?) {
         self.group = group
         self.upstream = upstream
         self.relay = relay
@@ -130,10 +130,10 @@ final class RelayHarness: Sendable {
                       clientTLS: BLIPClientTLS? = nil,
                       observers: [any RelayObserver] = []) async throws -> RelayHarness {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-        let connections = NIOLockedValueBox<[BLIPConnection]>([])
+        let connections = UpstreamConnections()
         var upstreamConfiguration = BLIPWebSocketServer.Configuration()
         upstreamConfiguration.onRequest = echo
-        upstreamConfiguration.onConnection = { connection in connections.withLockedValue { $0.append(connection) } }
+        upstreamConfiguration.onConnection = { connection in connections.append(connection) }
         configureUpstream(&upstreamConfiguration)
         let upstream = try await BLIPWebSocketServer.start(upstreamConfiguration, group: group)
         let scheme = upstreamConfiguration.tls == nil ? "ws" : "wss"
@@ -144,7 +144,7 @@ final class RelayHarness: Sendable {
         let recorder = RecordingObserver()
         var logger = Logger(label: "relay-test")
         logger.logLevel = .error
-        let relay = RelayServer(configuration: relayConfiguration, group: group, logger: logger, observers: [recorder] + observers)
+        let relay = RelayServer(configuration: relayConfiguration, group: group, logger: logger, observers: observers + [recorder])
         let address = try await relay.start()
         return RelayHarness(group: group, upstream: upstream, relay: relay, relayAddress: address, recorder: recorder,
                             upstreamConnections: connections, clientTLS: clientTLS)
@@ -172,6 +172,13 @@ final class RelayHarness: Sendable {
         return connection
     }
 
+    /// The upstream's `index`-th connection (in the order the upstream accepted them). The
+    /// upstream registers a connection only after its 101 went out, so the relay may have
+    /// answered the client first: this waits (bounded) for it.
+    func upstream(_ index: Int = 0) async throws -> BLIPConnection {
+        try await upstreamConnections.connection(index)
+    }
+
     func shutdown() async throws {
         try await relay.shutdown()
         try? await upstream.close()
@@ -180,6 +187,52 @@ final class RelayHarness: Sendable {
 }
 
 func body(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
+
+/// The upstream's accepted connections, in order, with bounded waits for ones not there yet.
+final class UpstreamConnections: Sendable {
+    private struct State {
+        var connections: [BLIPConnection] = []
+        var waiters: [(id: UInt64, index: Int, continuation: CheckedContinuation<BLIPConnection?, Never>)] = []
+    }
+    private let state = NIOLockedValueBox(State())
+
+    func append(_ connection: BLIPConnection) {
+        let ready = state.withLockedValue { state -> [(CheckedContinuation<BLIPConnection?, Never>, BLIPConnection)] in
+            state.connections.append(connection)
+            let count = state.connections.count
+            let due = state.waiters.filter { $0.index < count }
+            state.waiters.removeAll { $0.index < count }
+            return due.map { ($0.continuation, state.connections[$0.index]) }
+        }
+        for (continuation, connection) in ready { continuation.resume(returning: connection) }
+    }
+
+    /// Connections accepted so far.
+    var all: [BLIPConnection] { state.withLockedValue { $0.connections } }
+
+    /// Connection `index`; throws after `seconds` if the upstream has not accepted that many.
+    func connection(_ index: Int, within seconds: Double = 60) async throws -> BLIPConnection {
+        let id = UInt64.random(in: 0...UInt64.max)
+        let connection: BLIPConnection? = await withCheckedContinuation { continuation in
+            let existing: BLIPConnection? = state.withLockedValue { state in
+                if index < state.connections.count { return state.connections[index] }
+                state.waiters.append((id, index, continuation))
+                return nil
+            }
+            if let existing { continuation.resume(returning: existing); return }
+            Task {
+                try? await Task.sleep(for: .seconds(seconds))  // the bound, not a synchronization
+                let expired = self.state.withLockedValue { state -> CheckedContinuation<BLIPConnection?, Never>? in
+                    guard let position = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return state.waiters.remove(at: position).continuation
+                }
+                expired?.resume(returning: nil)
+            }
+        }
+        guard let connection else { throw TimeoutError() }
+        return connection
+    }
+}
 
 /// The HTTP answer of a handshake the relay refused; nil if the client got in.
 func refusal(_ outcome: BLIPWebSocketClient.Outcome) -> (status: HTTPResponseStatus, headers: HTTPHeaders, body: String)? {
