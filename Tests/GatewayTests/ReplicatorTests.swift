@@ -66,6 +66,23 @@ import Testing
         }
     }
 
+    /// Each revision pulled moves the checkpoint on; the notes are saved in the order they were
+    /// made, and the run ends only after the last is saved, so the gateway holds the last sequence.
+    @Test func aOneShotPullLeavesTheLastSequenceAsItsCheckpoint() async throws {
+        try await withGateway(seed: { database in
+            for index in 0..<120 { try database.put("doc-\(index)", body: ["n": .number(String(index))]) }
+        }) { gateway in
+            let local = GatewayDatabase(name: "local")
+            let pull = try await gateway.replicator(.pull, into: local) {
+                $0.checkpointID = "in-order"
+                $0.limits.changesBatchSize = 10
+            }.run()
+            #expect(pull.pulledRevisions == 120)
+            let checkpoint = gateway.database.checkpoint(client: "in-order")
+            #expect(checkpoint?.body.objectValue?["remote"]?.description == String(gateway.database.lastSequence))
+        }
+    }
+
     @Test func continuousPullSeesALaterChange() async throws {
         try await withGateway(seed: Self.seedGateway) { gateway in
             let local = GatewayDatabase(name: "local")

@@ -58,9 +58,29 @@ public final class Replicator: Sendable {
 
     private func replicate(_ connection: BLIPConnection, session: ActiveSession, keepers: [CheckpointKeeper],
                            paths: [CollectionPath], legacy: Bool, results: ResultCollector) async throws {
-        session.onPullProgress = { index, sequence in
-            Task { await keepers[index].noteRemote(sequence); try? await keepers[index].save() }
+        // Pull progress is reported on the event loop in order; one task notes and saves it in
+        // that order, and the replication is over only once it has saved the last of it.
+        let (progress, progressSink) = AsyncStream.makeStream(of: (index: Int, sequence: JSONValue).self)
+        session.onPullProgress = { index, sequence in progressSink.yield((index, sequence)) }
+        let saver = Task {
+            for await (index, sequence) in progress {
+                await keepers[index].noteRemote(sequence)
+                try? await keepers[index].save()
+            }
         }
+        do {
+            try await exchange(connection, session: session, keepers: keepers, paths: paths, legacy: legacy, results: results)
+        } catch {
+            progressSink.finish()
+            saver.cancel()
+            throw error
+        }
+        progressSink.finish()
+        await saver.value
+    }
+
+    private func exchange(_ connection: BLIPConnection, session: ActiveSession, keepers: [CheckpointKeeper],
+                          paths: [CollectionPath], legacy: Bool, results: ResultCollector) async throws {
         if configuration.direction.pulls {
             for index in paths.indices {
                 try await subscribe(connection, session: session, index: legacy ? nil : index, since: await keepers[index].remote)
