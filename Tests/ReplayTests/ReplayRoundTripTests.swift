@@ -111,6 +111,35 @@ import Testing
         }
     }
 
+    /// A client that never answers the replay's `getAttachment` never gets its `rev` answered
+    /// either: the replay stalls and says that a reply is held.
+    @Test func aStalledServedReplaySaysWhichRepliesItHolds() async throws {
+        try await withLoopback { group in
+            var configuration = ReplayConfiguration()
+            configuration.stallTimeout = .milliseconds(300)
+            let server = try await ReplayServer.start(PeerReplyGateTests.pushWithAttachment(), configuration: configuration, group: group)
+            var client = BLIPWebSocketClient.Configuration()
+            client.port = server.port
+            client.subprotocols = ["BLIP_3+CBMobile_3"]
+            client.onRequest = { _, _ in }  // getAttachment stays unanswered
+            let connection = try #require(try await BLIPWebSocketClient.connect(client, group: group).connection)
+            _ = try await connection.request(.request(profile: "proposeChanges", body: ByteBuffer(string: "[]")))
+            let rev = try await connection.send(.request(profile: "rev", properties: ["id": "doc", "rev": "1-a"],
+                                                         body: ByteBuffer(string: "{}")))
+            var reports = server.reports.makeAsyncIterator()
+            let report = try #require(await reports.next())
+            await server.stop()
+
+            #expect(!report.matches)
+            let reason = try #require(report.endedEarly)
+            #expect(reason.hasPrefix("stalled after the last request: 1 repl(ies) outstanding"), "\(reason)")
+            #expect(reason.hasSuffix("1 repl(ies) to the peer held for own requests, as recorded"), "\(reason)")
+            #expect(report.peerRepliesHeld == 1)
+            // The rev was never answered: the connection ended first.
+            await #expect(throws: (any Error).self) { try await rev.get() }
+        }
+    }
+
     /// A client that closes as soon as its pushed `rev` is answered still gets the replay's
     /// `getAttachment` first, because the recorded gateway asked before it answered.
     @Test func aServedReplayAsksForTheAttachmentBeforeItAnswersThePushedRev() async throws {

@@ -66,6 +66,9 @@ final class PeerResponder: Sendable {
                                      allowedBy: outcome == "unmatched" ? allowances.allowance(profile: profile, path: "unmatched") : nil)
     }
 
+    /// Replies waiting now for own requests or their replies.
+    var heldReplies: Int { state.withLockedValue { $0.gate.heldCount } }
+
     /// Copies the counts and notes into `report`.
     func fill(_ report: inout ReplayReport) {
         state.withLockedValue { state in

@@ -118,11 +118,13 @@ struct ReplayDriver {
     }
 
     private func stallReason(_ scheduler: ReplayScheduler) -> String {
+        let held = responder.heldReplies
+        let holding = held == 0 ? "" : "; \(held) repl(ies) to the peer held for own requests, as recorded"
         if scheduler.sent < script.requests.count {
             return "stalled before request \(scheduler.sent) (\(script.requests[scheduler.sent].profile)), "
-                + "waiting for \(scheduler.blocker(of: scheduler.sent))"
+                + "waiting for \(scheduler.blocker(of: scheduler.sent))" + holding
         }
         return "stalled after the last request: \(scheduler.outstandingReplies) repl(ies) outstanding, "
-            + "\(scheduler.peerRequestsSeen) of \(script.peerRequests.count) peer requests received"
+            + "\(scheduler.peerRequestsSeen) of \(script.peerRequests.count) peer requests received" + holding
     }
 }
