@@ -58,24 +58,19 @@ public final class Replicator: Sendable {
 
     private func replicate(_ connection: BLIPConnection, session: ActiveSession, keepers: [CheckpointKeeper],
                            paths: [CollectionPath], legacy: Bool, results: ResultCollector) async throws {
-        // Pull progress is reported on the event loop in order; one task notes and saves it in
-        // that order, and the replication is over only once it has saved the last of it.
-        let (progress, progressSink) = AsyncStream.makeStream(of: (index: Int, sequence: JSONValue).self)
-        session.onPullProgress = { index, sequence in progressSink.yield((index, sequence)) }
-        let saver = Task {
-            for await (index, sequence) in progress {
-                await keepers[index].noteRemote(sequence)
-                try? await keepers[index].save()
-            }
-        }
+        // Pull progress is reported on the event loop in order; one task saves the newest of it,
+        // and the replication is over only once that task has saved the last.
+        let progress = PullProgress()
+        session.onPullProgress = { index, sequence in progress.note(index, sequence: sequence) }
+        let saver = Task { await progress.saveAll(into: keepers) }
         do {
             try await exchange(connection, session: session, keepers: keepers, paths: paths, legacy: legacy, results: results)
         } catch {
-            progressSink.finish()
+            progress.finish()
             saver.cancel()
             throw error
         }
-        progressSink.finish()
+        progress.finish()
         await saver.value
     }
 
