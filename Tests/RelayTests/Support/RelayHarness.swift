@@ -40,49 +40,17 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
 }
 
 /// Records every relay event and lets a test wait for one.
-final class RecordingObserver: RelayObserver, @unchecked Sendable {
+final class RecordingObserver: RelayObserver, Sendable {
     let interests = RelayEventInterests.all
-    private let lock = NIOLock()
-    private var events: [RelayEvent] = []
-    private var waiters: [(id: UInt64, predicate: (RelayEvent) -> Bool, continuation: CheckedContinuation<RelayEvent?, Never>)] = []
+    private let log = EventLog<RelayEvent>()
 
-    func observe(_ event: RelayEvent) {
-        let ready: [CheckedContinuation<RelayEvent?, Never>] = lock.withLock {
-            events.append(event)
-            var ready: [CheckedContinuation<RelayEvent?, Never>] = []
-            waiters.removeAll { waiter in
-                guard waiter.predicate(event) else { return false }
-                ready.append(waiter.continuation)
-                return true
-            }
-            return ready
-        }
-        for continuation in ready { continuation.resume(returning: event) }
-    }
+    func observe(_ event: RelayEvent) { log.append(event) }
 
-    var all: [RelayEvent] { lock.withLock { events } }
+    var all: [RelayEvent] { log.all }
 
     /// The first event (past or future) matching `predicate`; throws after `seconds`.
     func first(within seconds: Double = 60, _ predicate: @escaping @Sendable (RelayEvent) -> Bool) async throws -> RelayEvent {
-        let id = UInt64.random(in: 0...UInt64.max)
-        let event: RelayEvent? = await withCheckedContinuation { (continuation: CheckedContinuation<RelayEvent?, Never>) in
-            let existing: RelayEvent? = lock.withLock {
-                if let event = events.first(where: predicate) { return event }
-                waiters.append((id, predicate, continuation))
-                return nil
-            }
-            if let existing { continuation.resume(returning: existing); return }
-            Task {
-                try? await Task.sleep(for: .seconds(seconds))
-                let expired = self.lock.withLock { () -> CheckedContinuation<RelayEvent?, Never>? in
-                    guard let index = self.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                    return self.waiters.remove(at: index).continuation
-                }
-                expired?.resume(returning: nil)
-            }
-        }
-        guard let event else { throw TimeoutError() }
-        return event
+        try await log.first(within: seconds) { _, event in predicate(event) }
     }
 
     func sessionClosed() async throws -> SessionSummary {
@@ -99,12 +67,13 @@ final class RelayHarness: Sendable {
     let relay: RelayServer
     let relayAddress: SocketAddress
     let recorder: RecordingObserver
-    let upstreamConnections: UpstreamConnections
+    /// The upstream's accepted connections, in the order it accepted them.
+    let upstreamConnections: EventLog<BLIPConnection>
     let clientTLS: BLIPClientTLS?
 
     private init(group: MultiThreadedEventLoopGroup, upstream: BLIPWebSocketServer, relay: RelayServer,
                  relayAddress: SocketAddress, recorder: RecordingObserver,
-                 upstreamConnections: UpstreamConnections, clientTLS: BLIPClientTLS?) {
+                 upstreamConnections: EventLog<BLIPConnection>, clientTLS: BLIPClientTLS?) {
         self.group = group
         self.upstream = upstream
         self.relay = relay
@@ -130,7 +99,7 @@ final class RelayHarness: Sendable {
                       clientTLS: BLIPClientTLS? = nil,
                       observers: [any RelayObserver] = []) async throws -> RelayHarness {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-        let connections = UpstreamConnections()
+        let connections = EventLog<BLIPConnection>()
         var upstreamConfiguration = BLIPWebSocketServer.Configuration()
         upstreamConfiguration.onRequest = echo
         upstreamConfiguration.onConnection = { connection in connections.append(connection) }
@@ -176,7 +145,7 @@ final class RelayHarness: Sendable {
     /// upstream registers a connection only after its 101 went out, so the relay may have
     /// answered the client first: this waits (bounded) for it.
     func upstream(_ index: Int = 0) async throws -> BLIPConnection {
-        try await upstreamConnections.connection(index)
+        try await upstreamConnections.first { position, _ in position == index }
     }
 
     func shutdown() async throws {
@@ -187,52 +156,6 @@ final class RelayHarness: Sendable {
 }
 
 func body(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
-
-/// The upstream's accepted connections, in order, with bounded waits for ones not there yet.
-final class UpstreamConnections: Sendable {
-    private struct State {
-        var connections: [BLIPConnection] = []
-        var waiters: [(id: UInt64, index: Int, continuation: CheckedContinuation<BLIPConnection?, Never>)] = []
-    }
-    private let state = NIOLockedValueBox(State())
-
-    func append(_ connection: BLIPConnection) {
-        let ready = state.withLockedValue { state -> [(CheckedContinuation<BLIPConnection?, Never>, BLIPConnection)] in
-            state.connections.append(connection)
-            let count = state.connections.count
-            let due = state.waiters.filter { $0.index < count }
-            state.waiters.removeAll { $0.index < count }
-            return due.map { ($0.continuation, state.connections[$0.index]) }
-        }
-        for (continuation, connection) in ready { continuation.resume(returning: connection) }
-    }
-
-    /// Connections accepted so far.
-    var all: [BLIPConnection] { state.withLockedValue { $0.connections } }
-
-    /// Connection `index`; throws after `seconds` if the upstream has not accepted that many.
-    func connection(_ index: Int, within seconds: Double = 60) async throws -> BLIPConnection {
-        let id = UInt64.random(in: 0...UInt64.max)
-        let connection: BLIPConnection? = await withCheckedContinuation { continuation in
-            let existing: BLIPConnection? = state.withLockedValue { state in
-                if index < state.connections.count { return state.connections[index] }
-                state.waiters.append((id, index, continuation))
-                return nil
-            }
-            if let existing { continuation.resume(returning: existing); return }
-            Task {
-                try? await Task.sleep(for: .seconds(seconds))  // the bound, not a synchronization
-                let expired = self.state.withLockedValue { state -> CheckedContinuation<BLIPConnection?, Never>? in
-                    guard let position = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                    return state.waiters.remove(at: position).continuation
-                }
-                expired?.resume(returning: nil)
-            }
-        }
-        guard let connection else { throw TimeoutError() }
-        return connection
-    }
-}
 
 /// The HTTP answer of a handshake the relay refused; nil if the client got in.
 func refusal(_ outcome: BLIPWebSocketClient.Outcome) -> (status: HTTPResponseStatus, headers: HTTPHeaders, body: String)? {
