@@ -62,7 +62,12 @@ public final class Replicator: Sendable {
         // and the replication is over only once that task has saved the last.
         let progress = PullProgress()
         session.onPullProgress = { index, sequence in progress.note(index, sequence: sequence) }
-        let saver = Task { await progress.saveAll(into: keepers) }
+        let saver = Task {
+            await progress.saveAll { index, sequence in
+                await keepers[index].noteRemote(sequence)
+                try? await keepers[index].save()
+            }
+        }
         do {
             try await exchange(connection, session: session, keepers: keepers, paths: paths, legacy: legacy, results: results)
         } catch {
