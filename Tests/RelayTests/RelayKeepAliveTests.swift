@@ -17,54 +17,27 @@ import Testing
         typealias InboundIn = WebSocketFrame
         typealias InboundOut = WebSocketFrame
 
-        private struct State {
-            var pings: [String] = []
-            /// PONG payloads not yet taken by ``nextPong(within:)``, oldest first.
-            var pongs: [String] = []
-            var waiter: (id: UInt64, continuation: CheckedContinuation<String?, Never>)?
-        }
-        private let state = NIOLockedValueBox(State())
+        private let pingLog = EventLog<String>()
+        private let pongLog = EventLog<String>()
+        /// PONGs already handed out by ``nextPong(within:)``.
+        private let pongsTaken = NIOLockedValueBox(0)
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let frame = unwrapInboundIn(data)
             let text = String(buffer: frame.unmaskedData)
-            if frame.opcode == .ping {
-                state.withLockedValue { $0.pings.append(text) }
-            } else if frame.opcode == .pong {
-                let waiter = state.withLockedValue { state -> CheckedContinuation<String?, Never>? in
-                    if let waiter = state.waiter { state.waiter = nil; return waiter.continuation }
-                    state.pongs.append(text)
-                    return nil
-                }
-                waiter?.resume(returning: text)
-            }
+            if frame.opcode == .ping { pingLog.append(text) } else if frame.opcode == .pong { pongLog.append(text) }
             context.fireChannelRead(data)
         }
 
-        var pings: [String] { state.withLockedValue { $0.pings } }
+        var pings: [String] { pingLog.all }
 
         /// The next PONG's payload, in arrival order; throws after `seconds` without one.
         func nextPong(within seconds: Double = 60) async throws -> String {
-            let id = UInt64.random(in: 0...UInt64.max)
-            let text: String? = await withCheckedContinuation { continuation in
-                let queued = state.withLockedValue { state -> String? in
-                    if !state.pongs.isEmpty { return state.pongs.removeFirst() }
-                    state.waiter = (id, continuation)
-                    return nil
-                }
-                if let queued { continuation.resume(returning: queued); return }
-                Task {
-                    try? await Task.sleep(for: .seconds(seconds))  // the bound, not a synchronization
-                    let expired = self.state.withLockedValue { state -> CheckedContinuation<String?, Never>? in
-                        guard state.waiter?.id == id else { return nil }
-                        defer { state.waiter = nil }
-                        return state.waiter?.continuation
-                    }
-                    expired?.resume(returning: nil)
-                }
+            let position = pongsTaken.withLockedValue { taken in
+                defer { taken += 1 }
+                return taken
             }
-            guard let text else { throw TimeoutError() }
-            return text
+            return try await pongLog.first(within: seconds) { index, _ in index == position }
         }
 
         static func install(on connection: BLIPConnection) async throws -> ControlFrameRecorder {

@@ -171,28 +171,31 @@ import Testing
     }
 
     @Test func aFrameOverTheLimitEndsTheSessionWith1009() async throws {
-        let harness = try await RelayHarness.start(relay: { $0.limits.maxWebSocketFrameSize = 1024 })
-        let client = try await harness.connected()
-        let server = try await harness.upstream()
-        try await Self.writeRaw(Self.clientFrame(.binary, ByteBuffer(repeating: 0, count: 1025)), on: client)
-        #expect(try await withTimeout { try await client.closed.get() }.code == 1009)
-        #expect(try await withTimeout { try await server.closed.get() }.code == 1009)
-        let summary = try await harness.recorder.sessionClosed()
+        let summary = try await Self.sessionEnded(by: Self.clientFrame(.binary, ByteBuffer(repeating: 0, count: 1025)),
+                                                  closing: 1009, relay: { $0.limits.maxWebSocketFrameSize = 1024 })
         #expect(summary.relayError?.code == "frame_too_large")
         #expect(summary.statistics.framesForwarded[0] == 0)
-        try await harness.shutdown()
     }
 
     @Test func aPingOver125BytesEndsTheSessionWith1002() async throws {
-        let harness = try await RelayHarness.start()
-        let client = try await harness.connected()
-        let server = try await harness.upstream()
-        try await Self.writeRaw(Self.clientFrame(.ping, ByteBuffer(repeating: 0, count: 126)), on: client)
-        #expect(try await withTimeout { try await client.closed.get() }.code == 1002)
-        #expect(try await withTimeout { try await server.closed.get() }.code == 1002)
-        let summary = try await harness.recorder.sessionClosed()
+        let summary = try await Self.sessionEnded(by: Self.clientFrame(.ping, ByteBuffer(repeating: 0, count: 126)),
+                                                  closing: 1002)
         #expect(summary.relayError?.code == "websocket_protocol")
         #expect(summary.relayError?.description == "WebSocket protocol error: multiByteControlFrameLength")
+    }
+
+    /// Writes `frame` from a client through a relay set up by `relay`, checks that both peers
+    /// were closed with `code`, and returns the session's summary.
+    static func sessionEnded(by frame: ByteBuffer, closing code: UInt16,
+                             relay: (inout RelayConfiguration) -> Void = { _ in }) async throws -> SessionSummary {
+        let harness = try await RelayHarness.start(relay: relay)
+        let client = try await harness.connected()
+        let server = try await harness.upstream()
+        try await writeRaw(frame, on: client)
+        #expect(try await withTimeout { try await client.closed.get() }.code == code)
+        #expect(try await withTimeout { try await server.closed.get() }.code == code)
+        let summary = try await harness.recorder.sessionClosed()
         try await harness.shutdown()
+        return summary
     }
 }
