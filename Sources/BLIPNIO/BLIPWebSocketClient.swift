@@ -46,11 +46,13 @@ public enum BLIPWebSocketClient {
     public static func connect(_ configuration: Configuration, group: EventLoopGroup) async throws -> Outcome {
         let sslContext = try configuration.tls?.makeContext()
         let eventLoop = group.next()
+        let request = WebSocketUpgradeRequest(uri: configuration.path, host: "\(configuration.host):\(configuration.port)",
+                                              subprotocols: configuration.subprotocols, headers: configuration.headers)
         let outcome = eventLoop.makePromise(of: Outcome.self)
         var bootstrap = ClientBootstrap(group: eventLoop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try configurePipeline(channel, configuration, sslContext: sslContext, outcome: outcome)
+                    try configurePipeline(channel, configuration, request: request, sslContext: sslContext, outcome: outcome)
                 }
             }
         if let size = configuration.sendBufferSize {
@@ -64,18 +66,12 @@ public enum BLIPWebSocketClient {
             throw error
         }
         channel.closeFuture.whenComplete { _ in outcome.fail(ChannelError.ioOnClosedChannel) }
-        var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: configuration.path)
-        head.headers.add(name: "Host", value: "\(configuration.host):\(configuration.port)")
-        if !configuration.subprotocols.isEmpty {
-            head.headers.add(name: "Sec-WebSocket-Protocol", value: configuration.subprotocols.joined(separator: ","))
-        }
-        head.headers.add(contentsOf: configuration.headers)
-        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        channel.write(HTTPClientRequestPart.head(request.head), promise: nil)
         try await channel.writeAndFlush(HTTPClientRequestPart.end(nil))
         return try await outcome.futureResult.get()
     }
 
-    private static func configurePipeline(_ channel: Channel, _ configuration: Configuration,
+    private static func configurePipeline(_ channel: Channel, _ configuration: Configuration, request: WebSocketUpgradeRequest,
                                           sslContext: NIOSSLContext?, outcome: EventLoopPromise<Outcome>) throws {
         let sync = channel.pipeline.syncOperations
         if let sslContext {
@@ -85,7 +81,7 @@ public enum BLIPWebSocketClient {
         let refusal = HTTPRefusalCollector(outcome: outcome)
         let bound = NIOLoopBound(refusal, eventLoop: channel.eventLoop)
         let upgrader = NIOWebSocketClientUpgrader(
-            maxFrameSize: configuration.maxFrameSize, automaticErrorHandling: false,
+            requestKey: request.key, maxFrameSize: configuration.maxFrameSize, automaticErrorHandling: false,
             upgradePipelineHandler: { channel, response in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
@@ -101,8 +97,7 @@ public enum BLIPWebSocketClient {
                                                               handshakeHeaders: response.headers)))
                 }
             })
-        try sync.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes,
-                                       withClientUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
+        try request.install(on: sync, upgrader: upgrader)
         try sync.addHandler(refusal)
     }
 }

@@ -94,7 +94,8 @@ public final class BLIPWebSocketServer: Sendable {
                                                               subprotocol: subprotocol, handshakeHeaders: head.headers))
                 }
             })
-        try sync.configureHTTPServerPipeline(withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
+        try sync.configureHTTPServerPipeline(withServerUpgrade: (upgraders: [SpelledWebSocketServerUpgrader(upgrader)],
+                                                                 completionHandler: { _ in }))
         try sync.addHandler(refusal)
     }
 }

@@ -74,6 +74,13 @@ struct ClientPipeline {
             pending.handshake.refusal = HandshakeHandler.refusal(for: RelayError(.unknownDatabase(client.database)))
             return channel.eventLoop.makeSucceededFuture(nil)
         }
+        guard let request = HandshakeHeaders.upstreamRequest(from: head, uri: url.pathPrefix + head.uri,
+                                                             upstreamHost: "\(url.host):\(url.port)",
+                                                             clientIP: channel.remoteAddress?.ipAddress,
+                                                             clientTLS: sslContext != nil) else {
+            pending.handshake.refusal = HandshakeHandler.refusal(for: RelayError(.notAnUpgrade))
+            return channel.eventLoop.makeSucceededFuture(nil)
+        }
         let admission = admit(client, clientAddress: clientAddress)
         if let refusal = admission.refusal {
             pending.handshake.refusal = refusal
@@ -90,10 +97,6 @@ struct ClientPipeline {
         let hop = HopHandler(side: .upstream, maxFrameSize: configuration.limits.maxWebSocketFrameSize)
         hop.session = session
         let boundHop = NIOLoopBound(hop, eventLoop: channel.eventLoop)
-        let request = HandshakeHeaders.upstreamRequest(from: head, uri: url.pathPrefix + head.uri,
-                                                       upstreamHost: "\(url.host):\(url.port)",
-                                                       clientIP: channel.remoteAddress?.ipAddress,
-                                                       clientTLS: sslContext != nil)
         let server = self.server
         let dialStarted = NIODeadline.now()
         return connector.connect(to: url, request: request, hop: hop, on: channel.eventLoop)

@@ -23,7 +23,7 @@ struct UpstreamConnector: Sendable {
     /// Largest refusal body kept.
     static let maxRefusalBody = 64 * 1024
 
-    func connect(to url: UpstreamURL, request: HTTPRequestHead, hop: HopHandler,
+    func connect(to url: UpstreamURL, request: WebSocketUpgradeRequest, hop: HopHandler,
                  on eventLoop: EventLoop) -> EventLoopFuture<UpstreamOutcome> {
         let promise = eventLoop.makePromise(of: UpstreamOutcome.self)
         let hopBox = NIOLoopBound(hop, eventLoop: eventLoop)
@@ -47,7 +47,7 @@ struct UpstreamConnector: Sendable {
                     }
                     let refusal = RefusalCollector(promise: promise)
                     let refusalBox = NIOLoopBound(refusal, eventLoop: channel.eventLoop)
-                    let upgrader = RawWebSocketClientUpgrader { channel, response in
+                    let upgrader = RawWebSocketClientUpgrader(requestKey: request.key) { channel, response in
                         channel.eventLoop.makeCompletedFuture {
                             let sync = channel.pipeline.syncOperations
                             sync.removeHandler(refusalBox.value, promise: nil)
@@ -55,8 +55,7 @@ struct UpstreamConnector: Sendable {
                             promise.succeed(.upgraded(channel: channel, response: response))
                         }
                     }
-                    try sync.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes,
-                                                   withClientUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
+                    try request.install(on: sync, upgrader: upgrader)
                     try sync.addHandler(refusal)
                 }
             }
@@ -69,7 +68,7 @@ struct UpstreamConnector: Sendable {
                 channel.closeFuture.whenComplete { _ in
                     promise.fail(RelayError(.upstreamHandshake("connection closed before a response")))
                 }
-                channel.write(HTTPClientRequestPart.head(request), promise: nil)
+                channel.write(HTTPClientRequestPart.head(request.head), promise: nil)
                 channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
             }
         }

@@ -1,3 +1,4 @@
+import BLIPNIO
 import NIOCore
 import NIOHTTP1
 import NIOWebSocket
@@ -25,6 +26,11 @@ struct RawWebSocketServerUpgrader: HTTPServerProtocolUpgrader, Sendable {
                               initialResponseHeaders: HTTPHeaders) -> EventLoopFuture<HTTPHeaders> {
         handshake.buildUpgradeResponse(channel: channel, upgradeRequest: upgradeRequest,
                                        initialResponseHeaders: initialResponseHeaders)
+            .map { headers in
+                var headers = headers
+                headers.spellConnectionUpgrade()
+                return headers
+            }
     }
 
     func upgrade(context: ChannelHandlerContext, upgradeRequest: HTTPRequestHead) -> EventLoopFuture<Void> {
@@ -40,9 +46,10 @@ struct RawWebSocketClientUpgrader: NIOHTTPClientProtocolUpgrader, Sendable {
     private let handshake: NIOWebSocketClientUpgrader
     private let upgraded: @Sendable (Channel, HTTPResponseHead) -> EventLoopFuture<Void>
 
-    init(upgraded: @escaping @Sendable (Channel, HTTPResponseHead) -> EventLoopFuture<Void>) {
+    /// `requestKey` is the planned request's `Sec-WebSocket-Key` (``WebSocketUpgradeRequest/key``).
+    init(requestKey: String, upgraded: @escaping @Sendable (Channel, HTTPResponseHead) -> EventLoopFuture<Void>) {
         self.upgraded = upgraded
-        self.handshake = NIOWebSocketClientUpgrader(automaticErrorHandling: false,
+        self.handshake = NIOWebSocketClientUpgrader(requestKey: requestKey, automaticErrorHandling: false,
                                                     upgradePipelineHandler: { channel, _ in channel.eventLoop.makeSucceededVoidFuture() })
     }
 
