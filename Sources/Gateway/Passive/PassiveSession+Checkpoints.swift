@@ -33,10 +33,12 @@ extension PassiveSession {
     }
 
     /// setCheckpoint: stores the body if `rev` is current (409 otherwise) and answers the new `rev`.
+    /// An empty `rev` is no `rev`, a new checkpoint, as Sync Gateway reads it: LiteCore's first
+    /// save of a checkpoint sends `rev` with an empty value (docs/litecore-behaviour.md).
     func setCheckpoint(_ request: BLIPMessage, _ set: SetCheckpointRequest, collection: CollectionPath) throws(GatewayError) {
         guard let client = set.client else { throw .badRequest("setCheckpoint lacks the client property") }
         guard let body = set.body, body.objectValue != nil else { throw .badRequest("setCheckpoint body must be a JSON object") }
-        let rev = try database.setCheckpoint(client: client, rev: set.rev, body: body, in: collection)
+        let rev = try database.setCheckpoint(client: client, rev: set.rev.nonEmpty, body: body, in: collection)
         peer.answer(request, properties: ["rev": rev])
     }
 }

@@ -32,6 +32,8 @@ final class MediatedMessage {
     var forwardedNumber: MessageNumber?
     /// For a request: the reply rewrite to register when it is numbered.
     var replyRewrite: ReplyRewrite?
+    /// For a request the relay replaced: what its sender gets once the request's last frame is in.
+    var answerWhenComplete: RelayReply?
     var isComplete = false
     /// Bytes of ``held`` charged as waiting in the gate (``MediatedDirection/chargeGated(_:)``).
     var gatedBytes = 0
@@ -49,7 +51,12 @@ final class MediatedMessage {
     var isRequest: Bool { type == .request }
     /// Bytes of the chunks in ``held``.
     var heldBytes: Int { held.reduce(0) { $0 + $1.chunk.readableBytes } }
-    var expectsReply: Bool { isRequest && !flags.isNoReply }
+    /// Whether the receiver will answer what is forwarded: a replacement's own flags decide.
+    var expectsReply: Bool {
+        guard isRequest else { return false }
+        if case .replaced(let replacement) = disposition { return !replacement.flags.isNoReply }
+        return !flags.isNoReply
+    }
 }
 
 /// A reply the relay sends in a peer's place.

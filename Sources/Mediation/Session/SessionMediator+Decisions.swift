@@ -24,11 +24,33 @@ extension SessionMediator {
         try release(message, lane: lane, into: &output)
     }
 
-    /// Swallows the message; its sender gets `error` as an ERR (nil: nobody answers).
+    /// Swallows the message; its sender gets `error` as an ERR (nil: nobody answers). A denied
+    /// `rev` is not just swallowed: its receiver, which asked for it, gets a ``NoRevNotice`` in
+    /// its place. A dropped one vanishes, as a drop simulates loss.
     private func refuse(_ message: MediatedMessage, with error: ErrorReply?, rule: String?, lane: MediatedDirection,
                         other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
         report(message, lane: lane, rule: rule, action: error.map { "deny \($0.code)" } ?? "drop", into: &output)
+        if let error, let head = message.head, let notice = NoRevNotice.replacing(head, refusal: error) {
+            report(message, lane: lane, rule: rule, action: "norev", into: &output)
+            lane.switchToReencoding()
+            other.switchToReencoding()
+            if message.held.contains(where: { $0.flags.isCompressed }) { lane.breakDeflateStream() }
+            message.held.removeAll()
+            message.answerWhenComplete = .error(error)
+            message.disposition = .replaced(notice)
+            try release(message, lane: lane, into: &output)
+            if message.isComplete { try sendAnswerWhenComplete(message, lane: lane, other: other, into: &output) }
+            return
+        }
         try swallow(message, answer: error.map { .error($0) }, lane: lane, other: other, into: &output)
+    }
+
+    /// Sends the ERR owed to the sender of a request the relay replaced (a denied `rev`).
+    private func sendAnswerWhenComplete(_ message: MediatedMessage, lane: MediatedDirection, other: MediatedDirection,
+                                        into output: inout MediatorOutput) throws(BLIPError) {
+        guard let answer = message.answerWhenComplete else { return }
+        message.answerWhenComplete = nil
+        try send(answer, for: message, lane: lane, other: other, into: &output)
     }
 
     /// Holds the message for `amount` (the direction is re-encoded from now on, if not yet).
@@ -66,6 +88,7 @@ extension SessionMediator {
     /// The message's last frame has arrived.
     func finish(_ message: MediatedMessage, _ complete: BLIPMessage, lane: MediatedDirection,
                 other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
+        try sendAnswerWhenComplete(message, lane: lane, other: other, into: &output)
         switch message.disposition {
         case .swallow(let answer):
             if let answer { try send(answer, for: message, lane: lane, other: other, into: &output) }

@@ -1,0 +1,31 @@
+import BLIPCore
+
+/// The `norev` the relay sends in place of a `rev` it refused, so that the peer that asked for
+/// the revision (through `changes`, `proposeChanges` or `getRev`) learns it is not coming
+/// (replication-protocol §3 "norev").
+///
+/// Without it the asking side waits for ever: LiteCore's puller completes a one-shot pull only
+/// when every requested revision has arrived or been answered with `norev`, and its passive side
+/// stops answering `proposeChanges` while 200 requested revisions are outstanding
+/// (docs/litecore-behaviour.md). The sender of the refused `rev` still gets the ERR.
+///
+/// The notice carries the revision's `id`, `rev`, `sequence` (LiteCore's puller marks that
+/// sequence done with it) and `collection`, plus `error` (the ERR's status) and `reason`; it is a
+/// NoReply request, as Sync Gateway sends its own.
+public enum NoRevNotice {
+    /// The notice replacing `head`'s message, or nil when it is not a `rev` request that expects
+    /// an answer (a NoReply `rev` was never tracked by its sender's peer either) and names its
+    /// document (`id`; a revision whose ID is only in its body cannot be named in a notice).
+    public static func replacing(_ head: MediatedHead, refusal: ErrorReply) -> BLIPMessage? {
+        guard head.type == .request, !head.flags.isNoReply, head.properties.profile == "rev",
+              head.properties["id"] != nil else { return nil }
+        var properties: Properties = ["Profile": "norev"]
+        for name in ["id", "rev", "sequence", "collection"] {
+            if let value = head.properties[name] { properties[name] = value }
+        }
+        properties["error"] = String(refusal.code)
+        if !refusal.message.isEmpty { properties["reason"] = refusal.message }
+        let flags = FrameFlags(type: .request, urgent: head.flags.isUrgent, noReply: true)
+        return BLIPMessage(type: .request, flags: flags, properties: properties, body: .init())
+    }
+}
