@@ -114,6 +114,55 @@ import Testing
         }
     }
 
+    // MARK: denied revisions
+
+    /// The gateway's revs of `secret-*` are denied on their way to the client: the client is sent
+    /// a norev for each in its place, so the one-shot pull completes with the others and reports
+    /// the withheld ones with the rule's status, as LiteCore would.
+    @Test func deniedRevsOfAPullReachTheClientAsNorevAndThePullCompletes() async throws {
+        let policy = """
+            rules:
+              - name: no-secrets
+                match: { from: server, profile: rev, doc: "secret-*" }
+                action: { deny: { code: 403, message: "secret" } }
+            """
+        let ids = ["public-1", "secret-1", "public-2", "secret-2", "public-3"]
+        try await withPolicyRelay(policy, seed: { try Self.put(ids, into: $0) }) { relayed in
+            let local = GatewayDatabase(name: "local")
+            let pull = try await relayed.replicator(.pull, into: local).run()
+            #expect(pull.pulledRevisions == 3)
+            #expect(local.documentIDs().sorted() == ["public-1", "public-2", "public-3"])
+            #expect(pull.documentErrors.map(\.docID).sorted() == ["secret-1", "secret-2"])
+            #expect(pull.documentErrors.allSatisfy { $0.status == 403 })
+            await relayed.tally.waitForClosedSessions(1)
+            #expect(relayed.tally.snapshot.decodeErrors == 0)
+            #expect(relayed.verdicts.events.filter { $0.action == "deny 403 + norev" }.count == 2)
+        }
+    }
+
+    /// The client's revs of `secret-*` are denied on their way to the gateway: the client gets 403
+    /// for each, the gateway a norev, and the other documents arrive.
+    @Test func deniedRevsOfAPushReachTheGatewayAsNorev() async throws {
+        let policy = """
+            rules:
+              - name: no-secrets
+                match: { from: client, profile: rev, doc: "secret-*" }
+                action: { deny: { code: 403, message: "secret" } }
+            """
+        try await withPolicyRelay(policy) { relayed in
+            let local = GatewayDatabase(name: "local")
+            try Self.put(["note-1", "secret-1", "note-2"], into: local)
+            let push = try await relayed.replicator(.push, into: local) { $0.proposeChanges = true }.run()
+            #expect(push.pushedRevisions == 2)
+            #expect(push.documentErrors.map(\.docID) == ["secret-1"])
+            #expect(push.documentErrors.first?.status == 403)
+            #expect(relayed.upstream.documentIDs().sorted() == ["note-1", "note-2"])
+            await relayed.tally.waitForClosedSessions(1)
+            let received = relayed.relayed.log.lines.filter { $0.contains("norev") }
+            #expect(!received.isEmpty, "the relay's log shows the norev it sent the gateway")
+        }
+    }
+
     // MARK: rateLimit
 
     /// A small bucket on the gateway's revs delays some of them (reported as verdicts) and every

@@ -43,7 +43,7 @@ struct DeniedRevisionTests {
         #expect(notice.properties["error"] == "403" && notice.properties["reason"] == "no")
         #expect(link.clientReceived.map(\.type) == [.response, .error, .response])
         #expect(link.clientReceived.map(\.number) == [1, 2, 3])
-        #expect(link.reports.map(\.action) == ["deny 403", "norev"])
+        #expect(link.reports.map(\.action) == ["deny 403 + norev"])
     }
 
     @Test("pull: the server's denied rev never reaches the client, which gets norev for it instead")

@@ -30,7 +30,8 @@ public struct MediationReport: Sendable, Equatable {
     public var type: MessageType
     public var profile: String?
     public var rule: String?
-    /// `deny 403`, `drop`, `delay 250ms`, `replace`, `answer`, `hold-ack 2s`.
+    /// `deny 403`, `deny 403 + norev` (a refused `rev`, ``NoRevNotice``), `drop`, `delay 250ms`,
+    /// `replace`, `answer`, `hold-ack 2s`.
     public var action: String
 }
 

@@ -29,9 +29,8 @@ extension SessionMediator {
     /// its place. A dropped one vanishes, as a drop simulates loss.
     private func refuse(_ message: MediatedMessage, with error: ErrorReply?, rule: String?, lane: MediatedDirection,
                         other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
-        report(message, lane: lane, rule: rule, action: error.map { "deny \($0.code)" } ?? "drop", into: &output)
         if let error, let head = message.head, let notice = NoRevNotice.replacing(head, refusal: error) {
-            report(message, lane: lane, rule: rule, action: "norev", into: &output)
+            report(message, lane: lane, rule: rule, action: "deny \(error.code) + norev", into: &output)
             lane.switchToReencoding()
             other.switchToReencoding()
             if message.held.contains(where: { $0.flags.isCompressed }) { lane.breakDeflateStream() }
@@ -42,6 +41,7 @@ extension SessionMediator {
             if message.isComplete { try sendAnswerWhenComplete(message, lane: lane, other: other, into: &output) }
             return
         }
+        report(message, lane: lane, rule: rule, action: error.map { "deny \($0.code)" } ?? "drop", into: &output)
         try swallow(message, answer: error.map { .error($0) }, lane: lane, other: other, into: &output)
     }
 
