@@ -163,6 +163,38 @@ import Testing
         }
     }
 
+    // MARK: blobs
+
+    /// Couchbase Lite 3.x documents carry attachments as blob dictionaries: an `attachment:` rule
+    /// sees them, the big PNG is refused with the rule's 413, and the small blob's document
+    /// arrives with its blob fetched by the gateway through getAttachment.
+    @Test func attachmentRulesSeeLiteCoreBlobs() async throws {
+        let policy = """
+            rules:
+              - name: no-big-images
+                match: { from: client, type: request, profile: rev, attachment: { contentType: "image/*", minSize: 1MB } }
+                action: { deny: { code: 413, message: "images over 1 MB stay local" } }
+            """
+        try await withPolicyRelay(policy) { relayed in
+            let local = GatewayDatabase(name: "local")
+            for (id, size) in [("big-photo", 1_200_000), ("thumbnail", 2_000)] {
+                let data = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+                let digest = local.storeAttachment(data)
+                _ = try local.put(id, body: ["photo": .object(["@type": .string("blob"), "digest": .string(digest),
+                                                               "length": .number(String(size)),
+                                                               "content_type": .string("image/png")])])
+            }
+            let push = try await relayed.replicator(.push, into: local) { $0.proposeChanges = true }.run()
+            #expect(push.pushedRevisions == 1)
+            #expect(push.documentErrors.map(\.docID) == ["big-photo"])
+            #expect(push.documentErrors.first?.status == 413)
+            #expect(relayed.upstream.documentIDs() == ["thumbnail"])
+            let thumbnail = try #require(relayed.upstream.document("thumbnail").flatMap { JSONValue(parsing: $0.body) })
+            let digest = try #require(DocumentBlobs.references(in: thumbnail).first?.digest)
+            #expect(relayed.upstream.hasAttachment(digest: digest), "the gateway asked for the blob with getAttachment")
+        }
+    }
+
     // MARK: rateLimit
 
     /// A small bucket on the gateway's revs delays some of them (reported as verdicts) and every

@@ -81,7 +81,8 @@ import Testing
         #expect(count == 20)
         let photo = try #require(database.document("hotel_01_photo"))
         #expect(photo.channels.contains("hotels"))
-        let digest = try #require(try RevisionDigest.attachments(in: photo.body).first?.digest)
+        let body = try #require(JSONValue(parsing: photo.body))
+        let digest = try #require(DocumentBlobs.references(in: body).first?.digest)
         #expect(database.hasAttachment(digest: digest))
     }
 }

@@ -125,6 +125,29 @@ struct PolicyEngineTests {
         #expect(verdicts.map(\.action.metricAction) == ["delay", "fault", "fault", "fault", "deny"])
     }
 
+    @Test("profile: a reply matches by its request's profile; type: request keeps a rule to requests")
+    func repliesMatchByTheirRequestsProfile() throws {
+        let engine = try Self.engine("""
+            rules:
+              - name: thin-pipe
+                match: { from: server, profile: getAttachment }
+                action: { bandwidth: { bytesPerSecond: 64KB } }
+              - name: slow-revs
+                match: { from: server, type: request, profile: rev }
+                action: { delay: 20ms }
+            """)
+        let attachmentData = MessageFacts(direction: .serverToClient, type: .response, number: 3,
+                                          properties: Properties([]), requestProfile: "getAttachment")
+        #expect(actions(engine.evaluate(attachmentData, session: Self.alice, now: 0)) == ["thin-pipe: bandwidth 65536 B/s"])
+        let revAck = MessageFacts(direction: .serverToClient, type: .response, number: 4,
+                                  properties: Properties([]), requestProfile: "rev")
+        #expect(engine.evaluate(revAck, session: Self.alice, now: 0).isEmpty)
+        #expect(actions(engine.evaluate(Self.request("rev", from: .serverToClient), session: Self.alice, now: 0))
+            == ["slow-revs: delay 20.0ms"])
+        let unknown = MessageFacts(direction: .serverToClient, type: .response, number: 5, properties: Properties([]))
+        #expect(engine.evaluate(unknown, session: Self.alice, now: 0).isEmpty)
+    }
+
     @Test("filterChanges resolves only for changes and proposeChanges requests")
     func filterChanges() throws {
         let engine = try Self.engine("rules: [{ name: hide, action: { filterChanges: { doc: \"_internal:*\" } } }]")

@@ -27,29 +27,4 @@ enum RevisionDigest {
         if let single = channels.stringValue { return [single] }
         return channels.arrayValue?.compactMap(\.stringValue)
     }
-
-    /// The attachments a body's `_attachments` names, by digest (empty when none).
-    static func attachments(in body: ByteBuffer) throws(GatewayError) -> [AttachmentStub] {
-        guard body.contains("\"_attachments\"") else { return [] }
-        let value = try JSONValue.parse(body, what: "document body")
-        guard let entries = value["_attachments"]?.objectValue else {
-            throw .badRequest("_attachments should be a JSON object")
-        }
-        var result: [AttachmentStub] = []
-        for name in entries.keys.sorted() {
-            guard let digest = entries[name]?["digest"]?.stringValue else {
-                throw .badRequest("attachment \"\(name)\" has no digest")
-            }
-            result.append(AttachmentStub(name: name, digest: digest, length: entries[name]?["length"]?.intValue))
-        }
-        return result
-    }
-}
-
-/// An attachment named in a body's `_attachments` (Replication's `AttachmentReference` has no
-/// public initializer, and the store needs these before any message exists).
-struct AttachmentStub: Sendable, Equatable {
-    var name: String
-    var digest: String
-    var length: Int?
 }

@@ -21,10 +21,12 @@ public struct MessageFacts: Sendable {
     public var bodySize: Int?
     /// Attachments the body refers to, once the message is complete; nil before (or unknown).
     public var attachments: [AttachmentFacts]?
+    /// For a reply (RPY or ERR): the `Profile` of the request it answers, when the relay knows it.
+    public var requestProfile: String?
 
     public init(direction: BLIPDirection, type: MessageType, number: UInt64 = 0, noReply: Bool = false,
                 properties: Properties, collection: String? = nil, bodySize: Int? = nil,
-                attachments: [AttachmentFacts]? = nil) {
+                attachments: [AttachmentFacts]? = nil, requestProfile: String? = nil) {
         self.direction = direction
         self.type = type
         self.number = number
@@ -33,10 +35,13 @@ public struct MessageFacts: Sendable {
         self.collection = collection
         self.bodySize = bodySize
         self.attachments = attachments
+        self.requestProfile = requestProfile
     }
 
-    /// The `Profile` property (requests only; replies carry none).
-    @inlinable public var profile: String? { properties.profile }
+    /// What `profile:` matches: a request's `Profile` property; for a reply, which carries none,
+    /// the profile of the request it answers (so `from: server, profile: getAttachment` matches
+    /// the attachment data the server sends back).
+    @inlinable public var profile: String? { type == .request ? properties.profile : requestProfile }
 
     /// The document a message is about: the `id` property (rev, norev, getRev, putRev) or `docID`
     /// (getAttachment, proveAttachment).

@@ -9,7 +9,8 @@ public struct MessageMatch: Sendable {
     public var direction: BLIPDirection?
     /// `type:` request/reply/error; nil for any.
     public var types: [MessageType]?
-    /// `profile:` one name or a list; nil for any (replies have no profile and never match one).
+    /// `profile:` one name or a list; nil for any. A reply matches by the profile of the request it
+    /// answers (``MessageFacts/profile``); `type: request` keeps a rule to requests.
     public var profiles: [String]?
     public var collection: TextPattern?
     public var doc: TextPattern?

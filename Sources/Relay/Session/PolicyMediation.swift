@@ -3,6 +3,7 @@ import Foundation
 import Mediation
 import NIOCore
 import Policy
+import Replication
 
 /// One session's bridge from the policy file's message rules (``PolicyEngine``) to the byte-level
 /// ``SessionMediator``: builds each message's ``MessageFacts``, asks the engine in force (a reload
@@ -218,7 +219,7 @@ final class PolicyMediation: MediationPolicy {
         }
         return MessageFacts(direction: head.direction, type: head.type, number: head.number,
                             noReply: head.flags.isNoReply, properties: head.properties, collection: collection,
-                            bodySize: bodySize)
+                            bodySize: bodySize, requestProfile: head.requestProfile)
     }
 
     /// `getCollections` body: `{"collections": ["scope.name" or "name", …], …}` (default scope when
@@ -229,16 +230,13 @@ final class PolicyMediation: MediationPolicy {
         collections = names.map { $0.contains(".") ? $0 : "_default.\($0)" }
     }
 
-    /// A `rev` body's `_attachments`: content type and length of each.
+    /// The attachments a `rev` or `putRev` body refers to, `_attachments` entries and Couchbase
+    /// Lite 3.x blob dictionaries alike (``DocumentBlobs``): content type and length of each.
     static func attachments(of message: BLIPMessage) -> [AttachmentFacts]? {
-        guard message.properties.profile == "rev", message.body.readableBytes > 0,
-              message.body.readableBytesView.firstRange(of: Array("_attachments".utf8)) != nil,
-              let object = try? JSONSerialization.jsonObject(with: Data(message.body.readableBytesView)) as? [String: Any],
-              let attachments = object["_attachments"] as? [String: Any] else { return nil }
-        return attachments.values.compactMap { value in
-            guard let meta = value as? [String: Any] else { return nil }
-            return AttachmentFacts(contentType: meta["content_type"] as? String,
-                                   length: (meta["length"] as? Int) ?? 0)
-        }
+        guard let profile = message.properties.profile, profile == "rev" || profile == "putRev",
+              message.body.readableBytes > 0,
+              RevMessage.mentionsAttachments(message.body) || RevMessage.mentionsBlobs(message.body),
+              let body = JSONValue(parsing: message.body) else { return nil }
+        return DocumentBlobs.references(in: body).map { AttachmentFacts(contentType: $0.contentType, length: $0.length ?? 0) }
     }
 }

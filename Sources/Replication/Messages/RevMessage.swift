@@ -40,7 +40,7 @@ public struct RevMessage: Sendable, Equatable {
         noConflicts = reader.bool(.noconflicts)
         bodyBytes = reader.body.readableBytes
         // The body is parsed only when it must be: a missing id/rev, or attachments to list.
-        if docID == nil || revID == nil || Self.mentionsAttachments(reader.body) {
+        if docID == nil || revID == nil || Self.mentionsAttachments(reader.body) || Self.mentionsBlobs(reader.body) {
             readBody(&reader)
         }
         if docID == nil { reader.report(.missingProperty(profile, "id")) }
@@ -59,8 +59,11 @@ public struct RevMessage: Sendable, Equatable {
         }
     }
 
+    /// Reads `_id`, `_rev`, `_deleted` and the attachments from the body: with one scanning pass
+    /// when it can, or a full parse when the body holds blobs (nested anywhere, ``DocumentBlobs``).
     private mutating func readBody(_ reader: inout MessageReader) {
-        if reader.bodyIsScannable, let fields = RevBodyFields.scan(reader.body) {
+        let blobs = Self.mentionsBlobs(reader.body)
+        if !blobs, reader.bodyIsScannable, let fields = RevBodyFields.scan(reader.body) {
             apply(fields, reader: &reader)
             return
         }
@@ -73,6 +76,10 @@ public struct RevMessage: Sendable, Equatable {
         let fields = RevBodyFields(id: members["_id"]?.stringValue, rev: members["_rev"]?.stringValue,
                                    deleted: members["_deleted"]?.isTruthy == true, attachments: members["_attachments"])
         apply(fields, reader: &reader)
+        guard blobs else { return }
+        for blob in DocumentBlobs.references(in: body) where !attachments.contains(where: { $0.digest == blob.digest }) {
+            attachments.append(blob)
+        }
     }
 
     private mutating func apply(_ fields: RevBodyFields, reader: inout MessageReader) {
@@ -91,21 +98,28 @@ public struct RevMessage: Sendable, Equatable {
                 continue
             }
             self.attachments.append(AttachmentReference(
-                name: name, digest: digest, length: meta["length"]?.intValue, isStub: meta["stub"]?.isTruthy ?? false))
+                name: name, digest: digest, length: meta["length"]?.intValue, isStub: meta["stub"]?.isTruthy ?? false,
+                contentType: meta["content_type"]?.stringValue))
         }
     }
 
-    /// A byte search, so bodies without attachments are never parsed. `memchr` finds the key's
-    /// `_` (rare in JSON bodies) and the key is compared only there.
-    static func mentionsAttachments(_ body: ByteBuffer) -> Bool {
+    /// A byte search, so bodies without attachments are never parsed.
+    public static func mentionsAttachments(_ body: ByteBuffer) -> Bool { mentions("\"_attachments\"", in: body) }
+
+    /// Whether the body may hold a blob dictionary (an `"@type"` key), found the same way.
+    public static func mentionsBlobs(_ body: ByteBuffer) -> Bool { mentions("\"@type\"", in: body) }
+
+    /// Whether `key` (a quoted JSON key) occurs in `body`. `memchr` finds the key's second byte
+    /// (`_` or `@`, rare in JSON bodies) and the key is compared only there.
+    private static func mentions(_ key: StaticString, in body: ByteBuffer) -> Bool {
         body.withUnsafeReadableBytes { bytes in
-            let key: StaticString = "\"_attachments\""
             let length = key.utf8CodeUnitCount
+            let marker = key.utf8Start[1]
             guard bytes.count >= length, let base = bytes.baseAddress else { return false }
             var index = 1
             let last = bytes.count - length + 1
             while index <= last {
-                guard let hit = memchr(base + index, Int32(UInt8(ascii: "_")), last - index + 1) else { return false }
+                guard let hit = memchr(base + index, Int32(marker), last - index + 1) else { return false }
                 index = base.distance(to: UnsafeRawPointer(hit))
                 if UnsafeRawBufferPointer(rebasing: bytes[(index - 1)..<(index - 1 + length)]).matches(key) { return true }
                 index += 1
@@ -118,9 +132,20 @@ public struct RevMessage: Sendable, Equatable {
 /// An attachment named in a revision's `_attachments` (§3 "getAttachment": the digest is the
 /// key peers ask for).
 public struct AttachmentReference: Sendable, Equatable, Codable {
+    /// The `_attachments` key, or a blob's path in the body (``DocumentBlobs``).
     public var name: String
     public var digest: String
     public var length: Int?
     /// True when only metadata is included (`stub: true`).
     public var isStub: Bool
+    /// `content_type`, when given.
+    public var contentType: String?
+
+    public init(name: String, digest: String, length: Int?, isStub: Bool, contentType: String? = nil) {
+        self.name = name
+        self.digest = digest
+        self.length = length
+        self.isStub = isStub
+        self.contentType = contentType
+    }
 }
