@@ -39,7 +39,7 @@ import Testing
         // C waited for the server's request in the recording, not for B's reply.
         #expect(scheduler.next(at: 0) == .waitForPeer)
         #expect(scheduler.blocker(of: 2) == "1 more peer request(s)")
-        scheduler.peerRequestArrived()
+        scheduler.peerRequestArrived(profile: "test")
         #expect(scheduler.next(at: 0) == .send(2))
         scheduler.didSend(2)
         #expect(scheduler.next(at: 0) == .waitForPeer)
@@ -58,13 +58,42 @@ import Testing
         #expect(server.peerRequests.count == 3)
         var scheduler = ReplayScheduler(script: server, timing: .dependencies)
         #expect(scheduler.next(at: 0) == .waitForPeer)
-        scheduler.peerRequestArrived()
+        scheduler.peerRequestArrived(profile: "test")
         #expect(scheduler.next(at: 0) == .waitForPeer)
-        scheduler.peerRequestArrived()
+        scheduler.peerRequestArrived(profile: "test")
         #expect(scheduler.next(at: 0) == .send(0))
         scheduler.didSend(0)
         scheduler.replyArrived(for: 0)
         #expect(scheduler.next(at: 0) == .finished)
+    }
+
+    /// A served pull: the recorded client saved its checkpoint (on LiteCore's 5 s timer) before
+    /// the server's next `changes`. The replay does not wait for that save: checkpoint requests
+    /// cause nothing on the server's side.
+    @Test func aServedReplayDoesNotWaitForTheClientsCheckpointSaves() {
+        func request(_ profile: String, _ number: MessageNumber) -> BLIPMessage {
+            var message = BLIPMessage.request(profile: profile)
+            message.number = number
+            return message
+        }
+        let messages: [RecordedMessage] = [
+            .init(direction: .clientToServer, message: request("getCheckpoint", 1), time: 0),
+            .init(direction: .clientToServer, message: request("subChanges", 2), time: 0.1),
+            .init(direction: .serverToClient, message: request("changes", 1), time: 0.2),
+            .init(direction: .clientToServer, message: .reply(to: request("changes", 1)), time: 0.3),
+            .init(direction: .clientToServer, message: request("setCheckpoint", 3), time: 5.3),
+            .init(direction: .serverToClient, message: request("changes", 2), time: 5.4),
+        ]
+        let script = ReplayScript(side: .server, handshake: RecordedHandshake(), messages: messages)
+        #expect(script.requests.map(\.awaitsPeerRequests) == [1, 1])
+        var scheduler = ReplayScheduler(script: script, timing: .dependencies)
+        scheduler.peerRequestArrived(profile: "getCheckpoint")
+        #expect(scheduler.next(at: 0) == .waitForPeer)
+        scheduler.peerRequestArrived(profile: "subChanges")
+        #expect(scheduler.next(at: 0) == .send(0))
+        scheduler.didSend(0)
+        scheduler.replyArrived(for: 0)
+        #expect(scheduler.next(at: 0) == .send(1), "the second changes goes without the setCheckpoint")
     }
 
     @Test func recordedTimingKeepsTheGapsDividedBySpeed() {

@@ -47,7 +47,7 @@ final class PeerResponder: Sendable {
             return ready
         }
         for reply in replies { handler.sendReply(reply) }
-        inbox.push(.peerRequest)
+        inbox.push(.peerRequest(profile: request.profile))
     }
 
     /// Own request `index` was just queued on `handler` (on its event loop): replies waiting for

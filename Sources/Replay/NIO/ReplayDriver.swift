@@ -34,8 +34,8 @@ struct ReplayDriver {
             case .reply(let index, let message):
                 if let message { replies[index] = message }
                 scheduler.replyArrived(for: index)
-            case .peerRequest:
-                scheduler.peerRequestArrived()
+            case .peerRequest(let profile):
+                scheduler.peerRequestArrived(profile: profile)
             case .closed(let code):
                 closed = true
                 report.peerCloseCode = code.map(Int.init)

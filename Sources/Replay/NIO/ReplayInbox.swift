@@ -6,8 +6,8 @@ import NIOCore
 enum ReplayEvent: Sendable {
     /// The reply to scripted request `index`; nil when the connection closed before it came.
     case reply(index: Int, BLIPMessage?)
-    /// The peer sent a request (already answered).
-    case peerRequest
+    /// The peer sent a request with this profile (already answered).
+    case peerRequest(profile: String?)
     /// The connection closed; the peer's close code if it sent one.
     case closed(code: UInt16?)
 }

@@ -30,6 +30,8 @@ public struct ReplayScheduler: Sendable {
     private var replied: [Bool]
     private var nextIndex = 0
     private var peerRequests = 0
+    /// Peer requests that can cause this side's requests (``ReplayScript/canCauseRequests(_:)``).
+    private var causes = 0
 
     public init(script: ReplayScript, timing: ReplayTiming) {
         self.timing = timing
@@ -53,7 +55,10 @@ public struct ReplayScheduler: Sendable {
         replied[index] = true
     }
 
-    public mutating func peerRequestArrived() { peerRequests += 1 }
+    public mutating func peerRequestArrived(profile: String?) {
+        peerRequests += 1
+        if ReplayScript.canCauseRequests(profile) { causes += 1 }
+    }
 
     public mutating func didSend(_ index: Int) {
         precondition(index == nextIndex, "requests are sent in recorded order")
@@ -68,7 +73,7 @@ public struct ReplayScheduler: Sendable {
         switch timing {
         case .dependencies:
             let ready = awaitsReplies[nextIndex].allSatisfy { replied[$0] || !expectsReply[$0] }
-                && peerRequests >= awaitsPeerRequests[nextIndex]
+                && causes >= awaitsPeerRequests[nextIndex]
             return ready ? .send(nextIndex) : .waitForPeer
         case .recorded(let speed):
             let due = offsets[nextIndex] / speed
@@ -82,8 +87,8 @@ public struct ReplayScheduler: Sendable {
         let missing = awaitsReplies[index].filter { expectsReply[$0] && !replied[$0] }
         var parts: [String] = []
         if !missing.isEmpty { parts.append("replies to requests \(missing.map(String.init).joined(separator: ", "))") }
-        if peerRequests < awaitsPeerRequests[index] {
-            parts.append("\(awaitsPeerRequests[index] - peerRequests) more peer request(s)")
+        if causes < awaitsPeerRequests[index] {
+            parts.append("\(awaitsPeerRequests[index] - causes) more peer request(s)")
         }
         return parts.isEmpty ? "nothing" : parts.joined(separator: " and ")
     }

@@ -14,7 +14,8 @@ public struct ScriptedRequest: Sendable {
     /// Earlier requests whose replies arrived after the previous request went out and before
     /// this one did. Together with the earlier requests' lists: every reply recorded before it.
     public var awaitsReplies: [Int]
-    /// How many of the peer's requests had arrived before this one was sent.
+    /// How many of the peer's requests that can cause this side's requests
+    /// (``ReplayScript/canCauseRequests(_:)``) had arrived before this one was sent.
     public var awaitsPeerRequests: Int
 
     public init(index: Int, request: BLIPMessage, sentAt: Double, recordedReply: BLIPMessage?, repliedAt: Double?,
@@ -88,6 +89,7 @@ public struct ReplayScript: Sendable {
         var ownByNumber: [MessageNumber: Int] = [:]
         var peerByNumber: [MessageNumber: Int] = [:]
         var answeredSinceLastSend: [Int] = []
+        var causes = 0
         for recorded in messages {
             let message = recorded.message
             switch (message.type, recorded.direction == outgoing) {
@@ -95,9 +97,10 @@ public struct ReplayScript: Sendable {
                 ownByNumber[message.number] = requests.count
                 requests.append(ScriptedRequest(
                     index: requests.count, request: message, sentAt: recorded.time, recordedReply: nil,
-                    repliedAt: nil, awaitsReplies: answeredSinceLastSend, awaitsPeerRequests: peerRequests.count))
+                    repliedAt: nil, awaitsReplies: answeredSinceLastSend, awaitsPeerRequests: causes))
                 answeredSinceLastSend = []
             case (.request, false):
+                if Self.canCauseRequests(message.profile) { causes += 1 }
                 peerByNumber[message.number] = peerRequests.count
                 peerRequests.append(RecordedPeerRequest(index: peerRequests.count, request: message,
                                                         receivedAt: recorded.time, recordedReply: nil,
@@ -131,4 +134,13 @@ public struct ReplayScript: Sendable {
 
     /// Requests whose recorded reply must arrive again (not NoReply, and answered in the recording).
     public var expectedReplies: Int { requests.filter { $0.expectsReply && $0.recordedReply != nil }.count }
+
+    /// Whether a peer request of this profile can be what the other side's next request waits
+    /// for. `getCheckpoint` and `setCheckpoint` are answered from stored state and start nothing
+    /// (replication-protocol §3); LiteCore saves checkpoints on a 5 s timer, so a served replay
+    /// that waited for a recorded `setCheckpoint` before its next `changes` or `rev` would stall
+    /// that long (docs/litecore-behaviour.md). Every other profile counts.
+    public static func canCauseRequests(_ profile: String?) -> Bool {
+        profile != "getCheckpoint" && profile != "setCheckpoint"
+    }
 }
