@@ -121,16 +121,28 @@ import Testing
         typealias InboundIn = ByteBuffer
     }
 
-    @Test func aClientThatNeverFinishesItsUpgradeIsDisconnected() async throws {
+    @Test func aClientThatNeverFinishesItsRequestHeadGets408AndIsDisconnected() async throws {
         let harness = try await RelayHarness.start(relay: { $0.clientHandshakeTimeout = .milliseconds(300) })
-        let channel = try await ClientBootstrap(group: harness.group)
-            .channelInitializer { $0.pipeline.addHandler(Silent()) }
-            .connect(to: harness.relayAddress).get()
-        // On a loaded machine the relay may have given up before this arrives: that is the point.
-        try? await channel.writeAndFlush(ByteBuffer(string: "GET /db/_blipsync HTTP/1.1\r\nHost: 127.0.0.1\r\n"))
-        // The relay closes the connection; no session ever opened.
-        try await withTimeout { try await channel.closeFuture.get() }
+        let client = try await RawUpgradeClient.send("GET /db/_blipsync HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+                                                     port: harness.relayAddress.port!, group: harness.group)
+        #expect(try await client.responseHead().first == "HTTP/1.1 408 Request Timeout")
+        // The relay closes the connection; no session ever opened, and the refusal was reported.
+        try await withTimeout { try await client.channel.closeFuture.get() }
+        let refused = try await harness.recorder.first { if case .handshakeRefused = $0 { true } else { false } }
+        if case .handshakeRefused(let refusal) = refused { #expect(refusal.status == .requestTimeout) }
         #expect(!harness.recorder.all.contains { if case .sessionOpened = $0 { true } else { false } })
+        try await harness.shutdown()
+    }
+
+    /// The client-header limit stops counting once the request is in: an upstream slower than it
+    /// still gets the whole upstream timeout, and the client the documented 504.
+    @Test func waitingForTheUpstreamIsNotCountedAgainstTheClient() async throws {
+        let harness = try await RelayHarness.start(upstream: { $0.decide = { _ in .hang } }, relay: { config in
+            config.clientHandshakeTimeout = .milliseconds(100)
+            config.upstreamHandshakeTimeout = .milliseconds(600)
+        })
+        let refused = try #require(refusal(try await harness.connect()))
+        #expect(refused.status == .gatewayTimeout)
         try await harness.shutdown()
     }
 }

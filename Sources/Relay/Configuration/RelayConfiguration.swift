@@ -17,9 +17,12 @@ public struct RelayConfiguration: Sendable {
     public var serverTLS: BLIPServerTLS?
     /// Trust for wss upstreams (CA bundle, or insecure). Used only for `wss://` upstream URLs.
     public var upstreamTLS = BLIPClientTLS()
-    /// Connect + upgrade to the upstream must finish within this, or the client gets 504.
+    /// Connect + upgrade to the upstream must finish within this, or the client gets 504. Runs
+    /// from the client's complete request head on, apart from ``clientHandshakeTimeout``.
     public var upstreamHandshakeTimeout = TimeAmount.seconds(10)
-    /// A client must send its whole upgrade request within this, or it is disconnected.
+    /// A client must send its whole request head within this, counted from its connection
+    /// (a slow-loris guard), or it gets 408 and is disconnected. Waiting for the upstream is not
+    /// counted here.
     public var clientHandshakeTimeout = TimeAmount.seconds(10)
     /// A session with no traffic in either direction (pings included) for this long is closed
     /// with 1001 to both sides, within a quarter of this after it is due (``IdleWatch``). Nil: never.

@@ -30,10 +30,19 @@ struct ClientPipeline {
                                                                   status: refusal.status, reason: refusal.reason)),
                                kind: .sessions)
             })
-        let timeout = channel.eventLoop.scheduleTask(in: configuration.clientHandshakeTimeout) {
-            channel.close(promise: nil)
+        let pending = Pending(handshake: handshake)
+        let bound = NIOLoopBound(pending, eventLoop: channel.eventLoop)
+        let headTimeout = configuration.clientHandshakeTimeout
+        pending.timeout = channel.eventLoop.scheduleTask(in: headTimeout) {
+            guard !bound.value.sawHead else { return }
+            let refusal = HandshakeHandler.refusal(for: RelayError(.clientHandshakeTimeout))
+            if observers.wants(.sessions) {
+                observers.emit(.handshakeRefused(HandshakeRefusal(clientAddress: clientAddress, target: "-",
+                                                                  status: refusal.status, reason: refusal.reason)),
+                               kind: .sessions)
+            }
+            HandshakeHandler.sendBeforeRequest(refusal, on: channel)
         }
-        let bound = NIOLoopBound(Pending(handshake: handshake, timeout: timeout), eventLoop: channel.eventLoop)
         let upgrader = RawWebSocketServerUpgrader(
             shouldUpgrade: { channel, head in
                 shouldUpgrade(channel, head: head, pending: bound.value, clientAddress: clientAddress)
@@ -51,18 +60,29 @@ struct ClientPipeline {
     /// event loop; NIO's upgrader closures merely carry it there.
     final class Pending: @unchecked Sendable {
         let handshake: HandshakeHandler
-        let timeout: Scheduled<Void>
+        /// The client-header timer: stopped once a request head is in.
+        var timeout: Scheduled<Void>?
+        var headReceived = false
         var session: RelaySession?
 
-        init(handshake: HandshakeHandler, timeout: Scheduled<Void>) {
+        init(handshake: HandshakeHandler) {
             self.handshake = handshake
-            self.timeout = timeout
+        }
+
+        /// Whether a complete request head arrived, upgrade or not.
+        var sawHead: Bool { headReceived || handshake.sawHead }
+
+        /// A complete request head arrived: from here on only the upstream's timeout runs.
+        func receivedHead() {
+            headReceived = true
+            timeout?.cancel()
         }
     }
 
     private func shouldUpgrade(_ channel: Channel, head: HTTPRequestHead, pending: Pending,
                                clientAddress: String) -> EventLoopFuture<HTTPHeaders?> {
         let configuration = server.configuration
+        pending.receivedHead()
         let client: ClientHandshake
         do {
             client = try ClientHandshake(head)
@@ -142,7 +162,7 @@ struct ClientPipeline {
     }
 
     private func upgraded(_ channel: Channel, pending: Pending) throws {
-        pending.timeout.cancel()
+        pending.receivedHead()
         let sync = channel.pipeline.syncOperations
         sync.removeHandler(pending.handshake, promise: nil)
         guard let session = pending.session else { throw RelayError(.notAnUpgrade) }

@@ -19,6 +19,8 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Set by the upgrade attempt when it decides not to upgrade.
     var refusal: Refusal?
+    /// Set when a request head that asked for no upgrade arrived.
+    private(set) var sawHead = false
     /// Decides the answer to a request that did not ask for an upgrade.
     private let classify: (HTTPRequestHead) -> RelayError
     private let onRefused: (HTTPRequestHead, Refusal) -> Void
@@ -39,6 +41,7 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(let head) = unwrapInboundIn(data) else { return }
+        sawHead = true
         let refusal = self.refusal ?? Self.refusal(for: classify(head))
         onRefused(head, refusal)
         var headers = refusal.headers
@@ -49,6 +52,23 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(.body(.byteBuffer(refusal.body))), promise: nil)
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// Answers a client that has not sent a complete request head (408 for a slow one), then
+    /// closes. NIO's HTTP server handlers expect a request before any response, so the answer
+    /// is written as bytes below the HTTP encoder (still through TLS, if any).
+    static func sendBeforeRequest(_ refusal: Refusal, on channel: Channel) {
+        var text = "HTTP/1.1 \(refusal.status.code) \(refusal.status.reasonPhrase)\r\n"
+        for (name, value) in refusal.headers { text += "\(name): \(value)\r\n" }
+        text += "Content-Length: \(refusal.body.readableBytes)\r\nConnection: close\r\n\r\n"
+        var bytes = channel.allocator.buffer(capacity: text.utf8.count + refusal.body.readableBytes)
+        bytes.writeString(text)
+        bytes.writeImmutableBuffer(refusal.body)
+        guard let encoder = try? channel.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self) else {
+            channel.close(promise: nil)
+            return
+        }
+        encoder.writeAndFlush(NIOAny(bytes)).whenComplete { _ in channel.close(promise: nil) }
     }
 
     /// A declined upgrade surfaces as an error before the request reaches `channelRead`.

@@ -56,8 +56,11 @@ struct RelayCommand: AsyncParsableCommand {
     @Flag(help: "Log document bodies as their size and hash only.")
     var redactBodies = false
 
-    @Option(help: "Seconds to wait for the upstream's handshake answer (then 504 to the client).")
+    @Option(help: "Seconds to wait for the upstream's handshake answer, from the client's complete request (then 504 to the client).")
     var handshakeTimeout: Int64 = 10
+
+    @Option(help: "Seconds a client has to send its whole request head after connecting (then 408).")
+    var clientHeaderTimeout: Int64 = 10
 
     @Option(help: "Seconds without traffic after which a session is closed (0: never).")
     var idleTimeout: Int64 = 900
@@ -153,6 +156,7 @@ struct RelayCommand: AsyncParsableCommand {
         configuration.logFormat = logFormat
         configuration.redactBodies = redactBodies
         configuration.upstreamHandshakeTimeout = .seconds(handshakeTimeout)
+        configuration.clientHandshakeTimeout = .seconds(clientHeaderTimeout)
         configuration.idleTimeout = idleTimeout > 0 ? .seconds(idleTimeout) : nil
         configuration.eventLoopThreads = max(1, threads)
         do {
