@@ -1,3 +1,4 @@
+import BLIPCore
 import Foundation
 import Testing
 @testable import Policy

@@ -1,3 +1,4 @@
+import BLIPCore
 import NIOCore
 
 /// The policy's verdict on a message as soon as its properties are known.

@@ -1,3 +1,4 @@
+import BLIPCore
 /// One entry of the policy file's `rules:` list: a name, what it matches and what it does.
 public struct MessageRule: Sendable {
     /// Profiles with which the client pushes (the `readOnly` shortcut denies these from the client).

@@ -1,3 +1,4 @@
+import BLIPCore
 extension PolicyAction {
     static let names: Set<String> = ["deny", "readOnly", "filterChanges", "delay", "rateLimit", "errorReply", "close",
                                      "withholdAcks", "replyLatency", "bandwidth"]

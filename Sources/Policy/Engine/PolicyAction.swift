@@ -1,3 +1,4 @@
+import BLIPCore
 /// What a message rule does to the messages it matches, as written in the policy file (see
 /// README "Policy" and `samples/policy.yaml` for the YAML of each).
 public enum PolicyAction: Sendable {
@@ -36,19 +37,6 @@ public enum PolicyAction: Sendable {
         case .replyLatency: "replyLatency"
         case .bandwidth: "bandwidth"
         }
-    }
-}
-
-/// An ERR reply (wire-format reference §6): `Error-Domain`, `Error-Code`, and a message body.
-public struct ErrorReply: Sendable, Equatable {
-    public var domain: String
-    public var code: Int
-    public var message: String
-
-    public init(domain: String = "HTTP", code: Int = 403, message: String = "forbidden by policy") {
-        self.domain = domain
-        self.code = code
-        self.message = message
     }
 }
 

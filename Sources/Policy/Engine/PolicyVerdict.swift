@@ -1,3 +1,4 @@
+import BLIPCore
 /// What one rule decided for one message, with the rate limits, random ranges and toxicity
 /// already resolved: the relay only carries it out (or, for a dry-run verdict, logs it).
 public struct PolicyVerdict: Sendable, CustomStringConvertible {

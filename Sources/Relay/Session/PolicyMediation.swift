@@ -145,8 +145,7 @@ final class PolicyMediation: MediationPolicy {
             }
             switch verdict.action {
             case .deny(let reply), .errorReply(let reply):
-                return .deny(Mediation.ErrorReply(domain: reply.domain, code: reply.code, message: reply.message),
-                             rule: verdict.rule)
+                return .deny(reply, rule: verdict.rule)
             case .drop:
                 return .drop(rule: verdict.rule)
             case .filterChanges(let pattern):

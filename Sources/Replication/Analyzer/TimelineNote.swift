@@ -1,3 +1,4 @@
+import BLIPCore
 /// Why a timeline event happened, kept as data and turned into text only when someone reads
 /// the timeline (``TimelineEvent/note``), so the analyzer's hot path formats no strings. The
 /// rare, larger cases are `indirect` to keep every stored event small.

@@ -1,3 +1,4 @@
+import BLIPCore
 /// getRev (Connected Client §3.1): asks for a document's current revision; `ifNotRev` lets
 /// the peer answer 304 instead.
 public struct GetRevRequest: Sendable, Equatable {
@@ -24,21 +25,14 @@ public struct GetRevReply: Sendable, Equatable {
     }
 }
 
-/// An ERR reply: `Error-Domain` (BLIP, HTTP…), `Error-Code`, and a message body (BLIP §6).
-public struct ErrorReply: Sendable, Equatable {
-    public var domain: String
-    public var code: Int
-    public var message: String
-
-    /// `HTTP 409`, the key errors are counted under.
-    public var key: String { "\(domain) \(code)" }
-
+extension ErrorReply {
+    /// Reads a peer's ERR: a missing `Error-Code` is a violation (read as 0); a missing domain
+    /// is `BLIP`'s (§6); the message is the body's first 200 characters.
     init(reading reader: inout MessageReader) {
-        domain = reader.string(.errorDomain) ?? "BLIP"
         let codeText = reader.string(.errorCode)
-        code = codeText.flatMap { Int($0) } ?? 0
+        self.init(domain: reader.string(.errorDomain) ?? "BLIP", code: codeText.flatMap { Int($0) } ?? 0,
+                  message: String(buffer: reader.body).prefix(200).description)
         if codeText == nil { reader.report(.missingProperty("ERR", "Error-Code")) }
-        message = String(buffer: reader.body).prefix(200).description
     }
 }
 
