@@ -167,6 +167,25 @@ struct AssemblyTests {
             throws: { ($0 as? BLIPError)?.code == .inflatedFrameTooLarge }
     }
 
+    @Test("a bomb spread over frames stops at its message's limit: nothing past it is inflated or kept")
+    func bombAcrossFrames() throws {
+        var limits = BLIPLimits()
+        limits.maxMessageSize = 1 << 20
+        let sender = Sender()
+        let decoder = DirectionDecoder(limits: limits)
+        let zeros = ByteBuffer(repeating: 0, count: 700_000)  // each frame inflates within the 8 MiB frame cap
+        var head = Self.stream(["Profile": "rev"], "")
+        head.writeImmutableBuffer(zeros)
+        #expect(try decoder.receive(sender.frame(1, .request, head, compressed: true, more: true)).startsMessage)
+        #expect(decoder.messagesInProgress == 1)
+        #expect { try decoder.receive(sender.frame(1, .request, zeros, compressed: true, more: true)) }
+            throws: { ($0 as? BLIPError)?.code == .messageTooLarge }
+        // The direction is broken: the partial message is gone, and a later frame is refused unread.
+        #expect(decoder.messagesInProgress == 0)
+        #expect(decoder.failure?.code == .messageTooLarge)
+        #expect { try decoder.receive(ByteBuffer(bytes: [0xFF])) } throws: { ($0 as? BLIPError)?.code == .messageTooLarge }
+    }
+
     @Test("the receiver asks for an ACK once 50,000 bytes of a message are unacknowledged (§5)")
     func ackRule() throws {
         let sender = Sender()

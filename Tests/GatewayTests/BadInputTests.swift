@@ -46,6 +46,25 @@ import Testing
         }
     }
 
+    /// A compressed message that inflates past the message limit (a decompression bomb spread
+    /// over frames) ends only its own connection, with 1011 and the reason; the gateway stops
+    /// inflating there and serves the next connection.
+    @Test func aDecompressionBombEndsOnlyItsConnection() async throws {
+        try await withGateway(configure: { $0.blipLimits.maxMessageSize = 4 << 20 },
+                              seed: { try $0.put("doc", body: ["v": .number("1")]) }) { gateway in
+            let attacker = try #require(try await gateway.dial().connection)
+            let zeros = ByteBuffer(repeating: 0, count: 16 << 20)
+            _ = try await attacker.send(.request(profile: "rev", properties: ["id": "bomb"], body: zeros, compressed: true))
+            let close = try await attacker.closed.get()
+            #expect(close.code == 1011)
+            #expect(close.reason.contains("messageTooLarge"))
+            let next = try #require(try await gateway.dial().connection)
+            let getRev = try await send(next, "getRev", ["id": "doc"])
+            #expect(String(buffer: getRev.body) == "{\"v\":1}")
+            try await next.close()
+        }
+    }
+
     @Test func collectionIndexesAreCheckedOnCollectionAwareConnections() async throws {
         try await withGateway { gateway in
             let connection = try #require(try await gateway.dial().connection)

@@ -39,14 +39,18 @@ public final class InboundCodec {
     /// it against the frame's checksum. Returns the number of uncompressed bytes.
     ///
     /// A compressed frame with an empty payload yields nothing and does not touch the inflater
-    /// (§3.5). Errors are fatal: after one, the direction cannot be decoded any further.
+    /// (§3.5). Inflating stops (``BLIPError/Code/inflatedFrameTooLarge``) past `limit` bytes, when
+    /// given and below ``maxInflatedFrameSize``: a message's remaining budget, so a decompression
+    /// bomb is never inflated past its message's limit. Errors are fatal: after one, the
+    /// direction cannot be decoded any further.
     @discardableResult
-    public func decode(_ frame: BLIPFrame, appendingTo output: inout ByteBuffer) throws(BLIPError) -> Int {
+    public func decode(_ frame: BLIPFrame, appendingTo output: inout ByteBuffer, limit: Int? = nil) throws(BLIPError) -> Int {
         let start = output.writerIndex
         let count: Int
         if frame.flags.isCompressed && frame.payload.readableBytes > 0 {
             if inflater == nil { inflater = try RawInflater() }
-            count = try inflater!.inflateFrame(frame.payload, into: &output, limit: maxInflatedFrameSize)
+            count = try inflater!.inflateFrame(frame.payload, into: &output,
+                                               limit: min(limit ?? maxInflatedFrameSize, maxInflatedFrameSize))
         } else {
             var payload = frame.payload
             count = output.writeBuffer(&payload)

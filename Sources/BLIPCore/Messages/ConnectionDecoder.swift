@@ -19,7 +19,6 @@ public enum BLIPDirection: Int, Sendable, Hashable, CaseIterable, CustomStringCo
 /// ``BLIPError/Code`` of the original failure, while the other direction goes on.
 public final class ConnectionDecoder {
     private let decoders: [DirectionDecoder]
-    private var failures: [BLIPError?] = [nil, nil]
 
     public init(limits: BLIPLimits = .default) {
         decoders = [DirectionDecoder(limits: limits), DirectionDecoder(limits: limits)]
@@ -28,18 +27,11 @@ public final class ConnectionDecoder {
     public func decoder(for direction: BLIPDirection) -> DirectionDecoder { decoders[direction.rawValue] }
 
     /// The fatal error that stopped `direction`, if any.
-    public func failure(of direction: BLIPDirection) -> BLIPError? { failures[direction.rawValue] }
+    public func failure(of direction: BLIPDirection) -> BLIPError? { decoders[direction.rawValue].failure }
 
     /// Decodes one frame travelling in `direction`.
     public func receive(_ bytes: ByteBuffer, from direction: BLIPDirection) throws(BLIPError) -> DecodedFrame {
-        if let failure = failures[direction.rawValue] { throw failure }
-        let decoded: DecodedFrame
-        do {
-            decoded = try decoders[direction.rawValue].receive(bytes)
-        } catch {
-            failures[direction.rawValue] = error
-            throw error
-        }
+        let decoded = try decoders[direction.rawValue].receive(bytes)
         if decoded.startsMessage, decoded.flags.type == .request, !decoded.flags.isNoReply {
             decoders[direction.reversed.rawValue].expectReply(to: decoded.number)
         }

@@ -72,9 +72,27 @@ public final class DirectionDecoder {
         highestAwaitedReply = max(highestAwaitedReply, number)
     }
 
+    /// The fatal error that broke the direction, if one did.
+    public private(set) var failure: BLIPError?
+
     /// Decodes one frame (one WebSocket binary message). Fatal errors are thrown; after one the
-    /// direction is broken. Frame-level problems come back as ``DecodedFrame/Outcome/ignored(_:)``.
+    /// direction is broken: its partly received messages are freed at once, and every later
+    /// frame is refused with the same error without being read (no inflating after a
+    /// decompression bomb). Frame-level problems come back as ``DecodedFrame/Outcome/ignored(_:)``.
     public func receive(_ bytes: ByteBuffer) throws(BLIPError) -> DecodedFrame {
+        if let failure { throw failure }
+        do {
+            return try decode(bytes)
+        } catch {
+            failure = error
+            partialRequests.removeAll()
+            partialReplies.removeAll()
+            awaitingReplies.removeAll()
+            throw error
+        }
+    }
+
+    private func decode(_ bytes: ByteBuffer) throws(BLIPError) -> DecodedFrame {
         guard bytes.readableBytes <= limits.maxIncomingFrameSize else {
             throw BLIPError(.frameTooLarge,
                             "frame of \(bytes.readableBytes) bytes exceeds the \(limits.maxIncomingFrameSize)-byte limit")
@@ -131,7 +149,7 @@ public final class DirectionDecoder {
             if exposesPayloads { result.payload = partial.stream }
         } else {
             let start = partial.stream.writerIndex
-            result.payloadBytes = try codec.decode(frame, appendingTo: &partial.stream)
+            result.payloadBytes = try decode(frame, appendingTo: partial)
             if exposesPayloads { result.payload = partial.stream.getSlice(at: start, length: result.payloadBytes) }
         }
         if exposesPayloads { result.wirePayload = frame.payload }
@@ -145,6 +163,18 @@ public final class DirectionDecoder {
             result.message = try partial.finish(limits: limits)
         }
         return result
+    }
+
+    /// Appends a later frame of `partial`, inflating at most what its message may still grow
+    /// by (``BLIPLimits/maxMessageSize``), so an oversized message fails before it is held.
+    private func decode(_ frame: BLIPFrame, appendingTo partial: PartialMessage) throws(BLIPError) -> Int {
+        let room = limits.maxMessageSize - partial.stream.readableBytes
+        do {
+            return try codec.decode(frame, appendingTo: &partial.stream, limit: max(room, 0))
+        } catch where error.code == .inflatedFrameTooLarge && room < codec.maxInflatedFrameSize {
+            throw BLIPError(.messageTooLarge,
+                            "\(partial.type) #\(partial.number) exceeds the \(limits.maxMessageSize)-byte message limit")
+        }
     }
 
     private enum Classification {
