@@ -12,7 +12,7 @@ public struct BLIPError: Error, Sendable, Equatable, CustomStringConvertible {
         case propertiesTooLarge, propertiesNotTerminated, propertiesOddCount, propertiesDuplicateKey
         case propertiesTruncated
         case unknownFrameType
-        case requestNumberGap, requestAlreadyFinished
+        case requestNumberGap, requestAlreadyFinished, invalidMessageNumber
         case replyWithoutRequest, replyNumberTooHigh
         case messageTooLarge, frameTooLarge
     }

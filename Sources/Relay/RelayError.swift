@@ -8,6 +8,8 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
     enum Kind: Sendable {
         case notFound(path: String)
         case notAnUpgrade
+        /// `Sec-WebSocket-Version` other than 13 (RFC 6455 §4.4): 426 naming 13.
+        case unsupportedWebSocketVersion(String)
         case noBLIPProtocol(offered: [String])
         case unknownDatabase(String)
         case upstreamUnreachable(String)
@@ -38,11 +40,18 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         switch kind {
         case .notFound, .unknownDatabase: return .notFound
         case .notAnUpgrade, .noBLIPProtocol: return .badRequest
+        case .unsupportedWebSocketVersion: return .upgradeRequired
         case .upstreamUnreachable, .upstreamHandshake: return .badGateway
         case .upstreamTimeout: return .gatewayTimeout
         case .clientHandshakeTimeout: return .requestTimeout
         default: return .internalServerError
         }
+    }
+
+    /// Headers the refusal carries besides its text: 426 names the version the relay speaks.
+    var responseHeaders: HTTPHeaders {
+        guard case .unsupportedWebSocketVersion = kind else { return [:] }
+        return ["Sec-WebSocket-Version": "13"]
     }
 
     /// The CLOSE code a session ends with for this reason.
@@ -69,6 +78,7 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         switch kind {
         case .notFound: return "not_found"
         case .notAnUpgrade: return "not_an_upgrade"
+        case .unsupportedWebSocketVersion: return "unsupported_websocket_version"
         case .noBLIPProtocol: return "no_blip_protocol"
         case .unknownDatabase: return "unknown_database"
         case .upstreamUnreachable: return "upstream_unreachable"
@@ -94,7 +104,9 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         case .notFound(let path):
             return "no BLIP endpoint at \(path); the relay serves /{db}/_blipsync"
         case .notAnUpgrade:
-            return "expected a WebSocket upgrade request"
+            return "expected a WebSocket upgrade request (Upgrade: websocket, Connection: Upgrade)"
+        case .unsupportedWebSocketVersion(let version):
+            return "WebSocket version \(version) is not supported; use 13"
         case .noBLIPProtocol(let offered):
             let shown = offered.isEmpty ? "no Sec-WebSocket-Protocol" : "Sec-WebSocket-Protocol " + offered.joined(separator: ",")
             return "offered \(shown); this relay speaks BLIP_3+CBMobile_2, BLIP_3+CBMobile_3, BLIP_3+CBMobile_4 (any BLIP_3+…)"

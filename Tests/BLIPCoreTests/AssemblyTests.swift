@@ -167,6 +167,12 @@ struct AssemblyTests {
             throws: { ($0 as? BLIPError)?.code == .inflatedFrameTooLarge }
     }
 
+    @Test("MSG #0 is no request number: it is refused as such, not as a finished request")
+    func requestNumberZero() throws {
+        #expect { try DirectionDecoder().receive(Sender().frame(0, .request, Self.stream([:], ""))) }
+            throws: { ($0 as? BLIPError)?.code == .invalidMessageNumber }
+    }
+
     @Test("a bomb spread over frames stops at its message's limit: nothing past it is inflated or kept")
     func bombAcrossFrames() throws {
         var limits = BLIPLimits()

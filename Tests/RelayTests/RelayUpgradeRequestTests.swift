@@ -89,6 +89,28 @@ import Testing
         try await group.shutdownGracefully()
     }
 
+    @Test(arguments: [
+        ("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n",
+         "HTTP/1.1 426 Upgrade Required", "Sec-WebSocket-Version: 13"),
+        ("Accept: */*\r\n", "HTTP/1.1 400 Bad Request", "Content-Type: text/plain; charset=utf-8"),
+    ])
+    func refusalsNameWhatIsWrong(headers: String, status: String, header: String) async throws {
+        let harness = try await RelayHarness.start()
+        let port = harness.relayAddress.port!
+        let client = try await RawUpgradeClient.send(
+            "GET /db/_blipsync HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(headers)Sec-WebSocket-Protocol: BLIP_3+CBMobile_3\r\n\r\n",
+            port: port, group: harness.group)
+        let answer = try await client.responseHead()
+        #expect(answer.first == status)
+        #expect(answer.contains(header))
+        let refused = try await harness.recorder.first { if case .handshakeRefused = $0 { true } else { false } }
+        if case .handshakeRefused(let refusal) = refused {
+            #expect(!refusal.reason.contains("Sec-WebSocket-Protocol"), "the reason names the real problem: \(refusal.reason)")
+        }
+        try await withTimeout { try await client.channel.closeFuture.get() }  // the relay closes after refusing
+        try await harness.shutdown()
+    }
+
     @Test func bothBlipScopeClientsReachAnUpstreamThatWantsConnectionUpgradeSpelledExactly() async throws {
         let harness = try await RelayHarness.start(upstream: Self.liteCoreLikeUpstream)
         let relayed = try #require(try await harness.connect().connection, "the relay's upstream request was refused")

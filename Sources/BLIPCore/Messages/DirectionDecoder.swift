@@ -188,6 +188,7 @@ public final class DirectionDecoder {
         if type == .request {
             if let existing = partialRequests[number] { return .continuing(existing) }
             if number == lastRequestNumber &+ 1 { return .new }
+            if number == 0 { throw BLIPError(.invalidMessageNumber, "MSG #0: requests are numbered from 1") }
             if number <= lastRequestNumber {
                 throw BLIPError(.requestAlreadyFinished, "MSG #\(number) was already finished")
             }

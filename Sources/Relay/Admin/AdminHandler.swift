@@ -23,8 +23,7 @@ final class AdminHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private func route(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        if let token = server.configuration.bearerToken, !token.isEmpty,
-           head.headers.first(name: "authorization") != "Bearer \(token)" {
+        if !server.configuration.authorizes(head.headers.first(name: "authorization")) {
             return respond(context, head, .unauthorized, "unauthorized\n",
                            extra: [("WWW-Authenticate", "Bearer")])
         }

@@ -7,14 +7,24 @@ struct ClientHandshake {
     var offeredProtocols: [String]
     var user: String?
 
-    /// Parses `/{db}/_blipsync[?query]`; throws ``RelayError`` 404 for any other path and 400
-    /// when no `BLIP_3+…` sub-protocol is offered.
+    /// Parses `/{db}/_blipsync[?query]`; throws ``RelayError``: 404 for any other path, 400 for
+    /// a request that is no WebSocket upgrade, 426 for a WebSocket version other than 13 (RFC
+    /// 6455 §4.4), 400 when no `BLIP_3+…` sub-protocol is offered. Checked in that order, so the
+    /// answer names the first thing wrong.
     init(_ head: HTTPRequestHead) throws(RelayError) {
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].isEmpty, !parts[1].isEmpty, parts[2] == "_blipsync" else {
             throw RelayError(.notFound(path: String(path)))
         }
+        let upgrade = head.headers[canonicalForm: "Upgrade"].map { $0.lowercased() }
+        guard upgrade.contains("websocket"),
+              head.headers[canonicalForm: "Connection"].contains(where: { $0.lowercased() == "upgrade" }),
+              head.headers.first(name: "Sec-WebSocket-Key") != nil else {
+            throw RelayError(.notAnUpgrade)
+        }
+        let version = head.headers.first(name: "Sec-WebSocket-Version") ?? ""
+        guard version == "13" else { throw RelayError(.unsupportedWebSocketVersion(version.isEmpty ? "(none)" : version)) }
         database = String(parts[1]).removingPercentEncoding ?? String(parts[1])
         offeredProtocols = head.headers[canonicalForm: "Sec-WebSocket-Protocol"].map(String.init)
         guard offeredProtocols.contains(where: { $0.hasPrefix("BLIP_3+") }) else {

@@ -34,7 +34,7 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     static func refusal(for error: RelayError) -> Refusal {
         var body = ByteBuffer()
         body.writeString(error.description + "\n")
-        var headers = HTTPHeaders()
+        var headers = error.responseHeaders
         headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
         return Refusal(status: error.httpStatus, headers: headers, body: body, reason: error.description)
     }

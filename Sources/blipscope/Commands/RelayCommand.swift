@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import BLIPNIO
 import Logging
@@ -74,8 +75,11 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: "Admin listener, HOST:PORT: /metrics (Prometheus), /healthz, /readyz, /sessions. Off unless given.")
     var admin: String?
 
-    @Option(help: "Bearer token required by the admin listener (mandatory when --admin is not loopback).")
+    @Option(help: "Bearer token required by the admin listener (mandatory when --admin is not loopback). Shows in the process list: prefer --admin-token-file or BLIPSCOPE_ADMIN_TOKEN.")
     var adminToken: String?
+
+    @Option(help: "File whose first line is the admin listener's bearer token.")
+    var adminTokenFile: String?
 
     @Flag(help: "Label per-user metrics with user names (off: no user names in metrics).")
     var metricsUserLabels = false
@@ -107,7 +111,9 @@ struct RelayCommand: AsyncParsableCommand {
         let level = logLevel
         let logger = Logger(label: "blipscope.relay") { _ in LineLogHandler(sink: sink, level: level) }
         let group = configuration.makeEventLoopGroup()
-        let adminSetup = try admin.map { try AdminSetup.make(address: $0, token: adminToken, userLabels: metricsUserLabels) }
+        let token = try AdminConfiguration.token(argument: adminToken, file: adminTokenFile,
+                                                 environment: ProcessInfo.processInfo.environment)
+        let adminSetup = try admin.map { try AdminSetup.make(address: $0, token: token, userLabels: metricsUserLabels) }
         let relay = RelayServer(configuration: configuration, group: group, logger: logger,
                                 observers: adminSetup.map { [$0.observer] } ?? [])
         let reloader = configuration.policy.map { PolicyReloader(store: $0, logger: logger) }

@@ -74,10 +74,32 @@ import Testing
         #expect(try await fixture.get("/metrics").status == 401)
         #expect(try await fixture.get("/metrics", headers: [("Authorization", "Bearer wrong")]).status == 401)
         #expect(try await fixture.get("/metrics", headers: [("Authorization", "Bearer s3cret")]).status == 200)
+        // The scheme's name is case-insensitive (RFC 7235 §2.1).
+        #expect(try await fixture.get("/metrics", headers: [("Authorization", "bearer s3cret")]).status == 200)
         let refused = #expect(throws: RelayError.self) { try AdminConfiguration(host: "0.0.0.0", port: 0).validate() }
         #expect(refused?.code == "admin_token_required")
         try AdminConfiguration(host: "0.0.0.0", port: 0, bearerToken: "t").validate()
         try await fixture.shutdown()
+    }
+
+    @Test func bearerTokenChecks() {
+        let admin = AdminConfiguration(bearerToken: "s3cret")
+        #expect(admin.authorizes("Bearer s3cret") && admin.authorizes("BEARER s3cret"))
+        #expect(!admin.authorizes(nil) && !admin.authorizes("Bearer s3cre") && !admin.authorizes("Bearer s3cret2"))
+        #expect(!admin.authorizes("Basic s3cret") && !admin.authorizes("s3cret"))
+        #expect(AdminConfiguration().authorizes(nil))
+    }
+
+    @Test func theTokenComesFromTheArgumentTheFileOrTheEnvironment() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("admin-token-\(UInt32.random(in: 0 ... .max))")
+        try "from-file\nignored\n".write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let environment = ["BLIPSCOPE_ADMIN_TOKEN": "from-env"]
+        #expect(try AdminConfiguration.token(argument: "from-arg", file: file.path, environment: environment) == "from-arg")
+        #expect(try AdminConfiguration.token(argument: nil, file: file.path, environment: environment) == "from-file")
+        #expect(try AdminConfiguration.token(argument: nil, file: nil, environment: environment) == "from-env")
+        #expect(try AdminConfiguration.token(argument: nil, file: nil, environment: [:]) == nil)
+        #expect(throws: RelayError.self) { try AdminConfiguration.token(argument: nil, file: "/nonexistent/token", environment: [:]) }
     }
 
     @Test func stuckPollReportsEveryReasonAndNoneForAHealthySession() async throws {
