@@ -27,6 +27,9 @@ public struct RelayConfiguration: Sendable {
     /// A session with no traffic in either direction (pings included) for this long is closed
     /// with 1001 to both sides, within a quarter of this after it is due (``IdleWatch``). Nil: never.
     public var idleTimeout: TimeAmount? = .seconds(900)
+    /// TCP keepalive on the client's and the upstream's connection; nil: the kernel's default
+    /// (off). A silent dead peer is then found in about a minute and a half, not at the idle timeout.
+    public var tcpKeepAlive: TCPKeepAlive? = .default
     /// After a CLOSE has been passed on, how long to wait for the closing handshake to finish
     /// before dropping both connections.
     public var closeTimeout = TimeAmount.seconds(5)

@@ -56,6 +56,7 @@ public final class RelayServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childKeepAlive(configuration.tcpKeepAlive)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: limits.writeBufferLowWater,
                                                                     high: limits.writeBufferHighWater))
             .childChannelInitializer { [self] channel in

@@ -38,6 +38,7 @@ struct UpstreamConnector: Sendable {
             .channelOption(.writeBufferWaterMark, value: .init(low: limits.writeBufferLowWater,
                                                                high: limits.writeBufferHighWater))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .keepAlive(configuration.tcpKeepAlive)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
