@@ -17,6 +17,11 @@ public struct BLIPLimits: Sendable, Equatable {
     public var maxUnackedBytes: Int = 128_000
     /// A receiver acknowledges a message after this many bytes since its last ACK (§5).
     public var ackThreshold: Int = 50_000
+    /// Requests of the other direction whose replies a decoder waits for. Past it the oldest is
+    /// forgotten (counted in ``DirectionDecoder/forgottenReplies``): its reply, if it ever comes,
+    /// is decoded and ignored rather than paired, so a peer that never answers cannot grow the
+    /// table (a real replication has a few thousand in flight at most).
+    public var maxAwaitedReplies: Int = 65_536
     /// Deflate level for outgoing compressed frames, 1…9 (LiteCore's default is 6, §3.1).
     public var compressionLevel: Int32 = 6
 

@@ -167,6 +167,21 @@ struct AssemblyTests {
             throws: { ($0 as? BLIPError)?.code == .inflatedFrameTooLarge }
     }
 
+    @Test("a peer that never answers cannot grow the awaited-reply table: the oldest are forgotten, their late replies ignored")
+    func awaitedRepliesAreBounded() throws {
+        var limits = BLIPLimits()
+        limits.maxAwaitedReplies = 4
+        let decoder = DirectionDecoder(limits: limits)
+        for number in 1...10 { decoder.expectReply(to: MessageNumber(number)) }
+        #expect(decoder.forgottenReplies == 6)
+        let sender = Sender()
+        let late = try decoder.receive(sender.frame(2, .response, Self.stream([:], "late")))
+        guard case .ignored(let error) = late.outcome else { return #expect(Bool(false), "a forgotten reply is ignored") }
+        #expect(error.code == .replyWithoutRequest)
+        let kept = try decoder.receive(sender.frame(10, .response, Self.stream([:], "kept")))
+        #expect(kept.message.map { String(buffer: $0.body) } == "kept")
+    }
+
     @Test("MSG #0 is no request number: it is refused as such, not as a finished request")
     func requestNumberZero() throws {
         #expect { try DirectionDecoder().receive(Sender().frame(0, .request, Self.stream([:], ""))) }

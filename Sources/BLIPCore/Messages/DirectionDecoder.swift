@@ -50,7 +50,13 @@ public final class DirectionDecoder {
     private var partialRequests: [MessageNumber: PartialMessage] = [:]
     private var partialReplies: [MessageNumber: PartialMessage] = [:]
     private var awaitingReplies: Set<MessageNumber> = []
+    /// The numbers in ``awaitingReplies`` in the order registered (requests are numbered
+    /// upwards), for forgetting the oldest past ``BLIPLimits/maxAwaitedReplies``; may hold numbers
+    /// already answered, skipped when met.
+    private var awaitingOrder = CircularBuffer<MessageNumber>()
     private var highestAwaitedReply: MessageNumber = 0
+    /// Requests whose replies were no longer awaited because too many were (``BLIPLimits/maxAwaitedReplies``).
+    public private(set) var forgottenReplies = 0
     /// When true, each ``DecodedFrame`` carries ``DecodedFrame/payload`` and
     /// ``DecodedFrame/wirePayload`` (a relay that re-encodes needs them). Off by default: the
     /// plain decode path does no extra work.
@@ -68,8 +74,16 @@ public final class DirectionDecoder {
 
     /// Registers that the other direction sent request `number` which expects a reply.
     public func expectReply(to number: MessageNumber) {
-        awaitingReplies.insert(number)
+        guard awaitingReplies.insert(number).inserted else { return }
+        awaitingOrder.append(number)
         highestAwaitedReply = max(highestAwaitedReply, number)
+        while awaitingReplies.count > limits.maxAwaitedReplies, let oldest = awaitingOrder.popFirst() {
+            if awaitingReplies.remove(oldest) != nil { forgottenReplies += 1 }
+        }
+        if awaitingOrder.count > 2 * max(awaitingReplies.count, 64) {
+            // Mostly answered numbers: keep the order buffer near the table's size.
+            awaitingOrder = CircularBuffer(awaitingOrder.filter(awaitingReplies.contains))
+        }
     }
 
     /// The fatal error that broke the direction, if one did.
@@ -88,6 +102,7 @@ public final class DirectionDecoder {
             partialRequests.removeAll()
             partialReplies.removeAll()
             awaitingReplies.removeAll()
+            awaitingOrder.removeAll()
             throw error
         }
     }
