@@ -54,21 +54,54 @@ struct CaptureFileTests {
         #expect(bytes > 0)
     }
 
-    @Test("a damaged record is reported as corrupt and reading stops there")
-    func corruptRecord() throws {
+    @Test("a damaged record is skipped: reading resumes at the next valid record and says what it skipped")
+    func damagedRecordIsSkipped() throws {
         let session = try RecordedSession.make()
         let path = try session.writeCaptureFile()
         defer { try? FileManager.default.removeItem(atPath: path) }
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        bytes[CaptureFileHeader.size + 12] ^= 0xFF  // inside the handshake record
+        let firstLength = Int(bytes[CaptureFileHeader.size]) | Int(bytes[CaptureFileHeader.size + 1]) << 8
+        bytes[CaptureFileHeader.size + 12] ^= 0xFF  // inside the first (handshake) record
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let reader = try CaptureReader(path: path)
-        #expect(try reader.readAll().isEmpty)
-        guard case .corrupt(let offset, _)? = reader.ending else {
-            Issue.record("expected a corrupt ending")
-            return
+        let records = try reader.readAll()
+        #expect(records.count == session.records.count - 1, "every record after the damaged one is read")
+        #expect(reader.ending == .clean)
+        #expect(reader.damage == [.init(offset: Int64(CaptureFileHeader.size), bytes: 4 + firstLength + 4, reason: "CRC mismatch")])
+    }
+
+    @Test("a flipped length byte mid-file costs only that record")
+    func damagedLengthMidFile() throws {
+        let session = try RecordedSession.make()
+        let path = try session.writeCaptureFile()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        // Walk to the third record and break its length.
+        var position = CaptureFileHeader.size
+        for _ in 0..<2 {
+            position += 4 + (Int(bytes[position]) | Int(bytes[position + 1]) << 8 | Int(bytes[position + 2]) << 16) + 4
         }
-        #expect(offset == Int64(CaptureFileHeader.size))
+        bytes[position + 3] = 0x7F
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let reader = try CaptureReader(path: path)
+        #expect(try reader.readAll().count == session.records.count - 1)
+        #expect(reader.damage.count == 1 && reader.damage.first?.offset == Int64(position))
+        #expect(reader.ending == .clean)
+    }
+
+    @Test("garbage to the end of the file is one damaged range, reported as a corrupt ending")
+    func garbageTail() throws {
+        let session = try RecordedSession.make()
+        let path = try session.writeCaptureFile()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let end = bytes.count
+        bytes += [UInt8](repeating: 0xEE, count: 300)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let reader = try CaptureReader(path: path)
+        #expect(try reader.readAll().count == session.records.count)
+        #expect(reader.damage == [.init(offset: Int64(end), bytes: 300, reason: "impossible record length 4008636142")])
+        #expect(reader.ending == .corrupt(offset: Int64(end), reason: "impossible record length 4008636142"))
     }
 
     @Test("files that are not captures are refused; the magic tells the kinds apart")

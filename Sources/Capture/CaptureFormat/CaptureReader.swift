@@ -7,8 +7,11 @@ import NIOCore
 /// - The header is checked on open: wrong magic or an unknown file version throws.
 /// - A record cut short at the end of the file (the writer was killed mid-write) ends the
 ///   iteration cleanly; ``ending`` then says where and how many bytes were left over.
-/// - A record whose CRC does not match, or whose length is impossible, also ends the iteration,
-///   reported as ``Ending/corrupt(offset:reason:)``: framing cannot be trusted past it.
+/// - A record whose CRC does not match, or whose length is impossible, is skipped: the reader
+///   resynchronizes on the next place where a whole record checks out (a possible length, a
+///   known version and kind, and its CRC), and lists what it skipped in ``damage``. When no
+///   valid record follows, the rest of the file is one damaged range and the iteration ends
+///   with ``Ending/corrupt(offset:reason:)``.
 /// - A record of an unknown kind is skipped and counted (a newer writer's addition); a record
 ///   of a newer version than this build knows throws.
 /// - Not thread-safe.
@@ -19,8 +22,23 @@ public final class CaptureReader {
         case clean
         /// `bytes` bytes at `offset` do not make a whole record: the tail of an interrupted write.
         case truncated(offset: Int64, bytes: Int)
-        /// The record at `offset` is damaged; nothing after it was read.
+        /// From the damaged record at `offset` on, no valid record was found.
         case corrupt(offset: Int64, reason: String)
+    }
+
+    /// Bytes the reader skipped to get past a damaged record.
+    public struct DamagedRange: Sendable, Hashable {
+        /// File offset of the first skipped byte.
+        public var offset: Int64
+        public var bytes: Int
+        /// Why the record there was refused.
+        public var reason: String
+
+        public init(offset: Int64, bytes: Int, reason: String) {
+            self.offset = offset
+            self.bytes = bytes
+            self.reason = reason
+        }
     }
 
     public let path: String
@@ -32,6 +50,9 @@ public final class CaptureReader {
     public private(set) var migratedRecords = 0
     /// Records of kinds this build does not know, skipped.
     public private(set) var skippedRecords = 0
+    /// Damaged stretches skipped, in file order (the last one may run to the end of the file,
+    /// then ``ending`` is ``Ending/corrupt(offset:reason:)``).
+    public private(set) var damage: [DamagedRange] = []
 
     private let file: PosixFile
     private var window: [UInt8] = []
@@ -39,6 +60,8 @@ public final class CaptureReader {
     /// File offset of `window[windowStart]`.
     private var offset: Int64
     private var atEndOfFile = false
+    /// While set, the window keeps the bytes before its start (``validRecordAhead()`` returns there).
+    private var lookingAhead = false
     private let chunkSize = 256 << 10
 
     /// Opens `path` and reads its header.
@@ -74,14 +97,78 @@ public final class CaptureReader {
             guard available >= 4 else { return endTruncated(available) }
             let length = Int(readUInt32(at: windowStart))
             guard length >= 2, length <= CaptureFileFormat.maxRecordBytes else {
-                ending = .corrupt(offset: offset, reason: "impossible record length \(length)")
-                return nil
+                try resynchronize(reason: "impossible record length \(length)")
+                continue
             }
             try fill(atLeast: 4 + length + 4)
-            guard window.count - windowStart >= 4 + length + 4 else { return endTruncated(window.count - windowStart) }
+            guard window.count - windowStart >= 4 + length + 4 else {
+                // A length running past the end: a cut tail, unless a whole record follows.
+                if try validRecordAhead() {
+                    try resynchronize(reason: "record length \(length) runs past the end of the file")
+                    continue
+                }
+                return endTruncated(window.count - windowStart)
+            }
+            guard crcMatches(at: windowStart, length: length) else {
+                try resynchronize(reason: "CRC mismatch")
+                continue
+            }
             if let record = try takeRecord(length: length) { return record }
         }
         return nil
+    }
+
+    /// Skips from the damaged record at the window's start to the next offset where a whole valid
+    /// record starts (one byte at a time; the cheap checks come before the CRC), recording the
+    /// skipped range; ends the iteration as corrupt when none does.
+    private func resynchronize(reason: String) throws {
+        let start = offset
+        var skipped = 0
+        repeat {
+            windowStart += 1
+            offset += 1
+            skipped += 1
+        } while try !validRecordHere()
+        damage.append(DamagedRange(offset: start, bytes: skipped, reason: reason))
+        if window.count - windowStart == 0 { ending = .corrupt(offset: start, reason: reason) }
+    }
+
+    /// True when a whole valid record starts at the window's start, or nothing is left.
+    private func validRecordHere() throws -> Bool {
+        try fill(atLeast: 4 + 2)
+        let available = window.count - windowStart
+        if available == 0 { return true }
+        guard available >= 6 else { return false }
+        let length = Int(readUInt32(at: windowStart))
+        guard length >= 2, length <= CaptureFileFormat.maxRecordBytes,
+              CaptureFileFormat.supportedRecordVersions.contains(Int(window[windowStart + 4])),
+              CaptureRecord.Kind(rawValue: window[windowStart + 5]) != nil else { return false }
+        try fill(atLeast: 4 + length + 4)
+        guard window.count - windowStart >= 4 + length + 4 else { return false }
+        return crcMatches(at: windowStart, length: length)
+    }
+
+    /// Whether a whole valid record starts somewhere after the window's start (the window's start
+    /// is left where it was).
+    private func validRecordAhead() throws -> Bool {
+        let (savedStart, savedOffset) = (windowStart, offset)
+        lookingAhead = true
+        defer {
+            (windowStart, offset) = (savedStart, savedOffset)
+            lookingAhead = false
+        }
+        repeat {
+            windowStart += 1
+            offset += 1
+        } while try !validRecordHere()
+        return window.count - windowStart > 0
+    }
+
+    private func crcMatches(at start: Int, length: Int) -> Bool {
+        let contentStart = start + 4
+        var checksum = RunningChecksum()
+        window.withUnsafeBytes { checksum.update(UnsafeRawBufferPointer(rebasing: $0[contentStart..<(contentStart + length)])) }
+        return checksum.value == readUInt32(at: contentStart + length)
     }
 
     /// Every remaining record.
@@ -95,13 +182,6 @@ public final class CaptureReader {
     private func takeRecord(length: Int) throws -> CaptureRecord? {
         let recordOffset = offset
         let contentStart = windowStart + 4
-        let stored = readUInt32(at: contentStart + length)
-        var checksum = RunningChecksum()
-        window.withUnsafeBytes { checksum.update(UnsafeRawBufferPointer(rebasing: $0[contentStart..<(contentStart + length)])) }
-        guard checksum.value == stored else {
-            ending = .corrupt(offset: recordOffset, reason: "CRC mismatch")
-            return nil
-        }
         let version = Int(window[contentStart])
         let kindByte = window[contentStart + 1]
         let body = ByteBuffer(bytes: window[(contentStart + 2)..<(contentStart + length)])
@@ -133,7 +213,7 @@ public final class CaptureReader {
 
     /// Reads until the window holds `count` unread bytes or the file ends.
     private func fill(atLeast count: Int) throws {
-        if windowStart > 0, windowStart >= window.count / 2 {
+        if !lookingAhead, windowStart > 0, windowStart >= window.count / 2 {
             window.removeFirst(windowStart)
             windowStart = 0
         }

@@ -26,8 +26,9 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
         public var maxFileBytes: Int?
         public var overflow = RelayConfiguration.CaptureOverflowPolicy.backPressure
         public var writer = CaptureWriter.Options.default
-        /// Every session with buffered records is flushed at least this often.
-        public var flushInterval: TimeInterval = 1
+        /// Every session with buffered records is flushed at least this often: what a crash can
+        /// lose is what arrived in the last 200 ms (by default), besides what the OS had not written.
+        public var flushInterval: TimeInterval = 0.2
         /// Runs on the capture thread before each flush of a session (tests: a slow disk).
         public var beforeFlush: (@Sendable (UInt64) -> Void)?
 
