@@ -14,7 +14,7 @@ public struct BLIPError: Error, Sendable, Equatable, CustomStringConvertible {
         case unknownFrameType
         case requestNumberGap, requestAlreadyFinished, invalidMessageNumber
         case replyWithoutRequest, replyNumberTooHigh
-        case messageTooLarge, frameTooLarge
+        case messageTooLarge, frameTooLarge, tooMuchInProgress
     }
 
     public let code: Code

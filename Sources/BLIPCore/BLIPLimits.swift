@@ -17,6 +17,14 @@ public struct BLIPLimits: Sendable, Equatable {
     public var maxUnackedBytes: Int = 128_000
     /// A receiver acknowledges a message after this many bytes since its last ACK (§5).
     public var ackThreshold: Int = 50_000
+    /// Most bytes (uncompressed) of partly received messages one direction may hold, all
+    /// messages together: past it the direction fails (``BLIPError/Code/tooMuchInProgress``). A
+    /// hostile sender cannot start many large messages and finish none. Room for the largest
+    /// message and some more.
+    public var maxBytesInProgress: Int = 96 * 1024 * 1024
+    /// Most messages one direction may have partly received at once (LiteCore interleaves a few:
+    /// urgent ones overtake, §4.3).
+    public var maxMessagesInProgress: Int = 1024
     /// Requests of the other direction whose replies a decoder waits for. Past it the oldest is
     /// forgotten (counted in ``DirectionDecoder/forgottenReplies``): its reply, if it ever comes,
     /// is decoded and ignored rather than paired, so a peer that never answers cannot grow the

@@ -182,6 +182,43 @@ struct AssemblyTests {
         #expect(kept.message.map { String(buffer: $0.body) } == "kept")
     }
 
+    @Test("many large messages started and never finished: the direction fails at its in-progress bounds")
+    func inProgressBounds() throws {
+        var limits = BLIPLimits()
+        limits.maxBytesInProgress = 3 << 20
+        let sender = Sender()
+        let decoder = DirectionDecoder(limits: limits)
+        let zeros = ByteBuffer(repeating: 0, count: 1 << 20)
+        for number in 1...3 {
+            _ = try decoder.receive(sender.frame(MessageNumber(number), .request, zeros, compressed: true, more: true))
+        }
+        #expect(decoder.bytesInProgress == 3 << 20)
+        #expect { try decoder.receive(sender.frame(4, .request, zeros, compressed: true, more: true)) }
+            throws: { ($0 as? BLIPError)?.code == .tooMuchInProgress }
+        #expect(decoder.bytesInProgress == 0 && decoder.messagesInProgress == 0)
+
+        limits = BLIPLimits()
+        limits.maxMessagesInProgress = 2
+        let counted = DirectionDecoder(limits: limits)
+        let tiny = ByteBuffer(string: "x"), second = Sender()
+        _ = try counted.receive(second.frame(1, .request, tiny, more: true))
+        _ = try counted.receive(second.frame(2, .request, tiny, more: true))
+        #expect { try counted.receive(second.frame(3, .request, tiny, more: true)) }
+            throws: { ($0 as? BLIPError)?.code == .tooMuchInProgress }
+    }
+
+    @Test("finished messages give their bytes back to the in-progress budget")
+    func inProgressIsReleased() throws {
+        let sender = Sender()
+        let decoder = DirectionDecoder()
+        var stream = Self.stream(["Profile": "a"], String(repeating: "b", count: 5000))
+        let first = stream.readSlice(length: 1000)!
+        _ = try decoder.receive(sender.frame(1, .request, first, more: true))
+        #expect(decoder.bytesInProgress == 1000)
+        #expect(try decoder.receive(sender.frame(1, .request, stream)).message != nil)
+        #expect(decoder.bytesInProgress == 0)
+    }
+
     @Test("MSG #0 is no request number: it is refused as such, not as a finished request")
     func requestNumberZero() throws {
         #expect { try DirectionDecoder().receive(Sender().frame(0, .request, Self.stream([:], ""))) }

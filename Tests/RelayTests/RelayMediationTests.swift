@@ -97,6 +97,37 @@ final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
         try await harness.shutdown()
     }
 
+    @Test("a client that starts large compressed requests and finishes none is cut off at the mediating session's bound")
+    func unfinishedMessagesAreBounded() async throws {
+        let harness = try await RelayHarness.start(relay: { configuration in
+            configuration.mediationPolicy = { _ in ClosurePolicy { _ in .pass } }
+            configuration.limits.decoder.maxBytesInProgress = 8 << 20
+        })
+        let client = try await harness.connected()
+        let other = try await harness.connected()
+        // Frames of our own: first frames only, each inflating to 2 MiB of zeros (a few KB on the wire).
+        let codec = OutboundCodec()
+        var burst = ByteBuffer()
+        for number in 1...8 {
+            var frame = ByteBuffer()
+            try codec.encodeFrame(number: MessageNumber(number),
+                                  flags: FrameFlags(type: .request, compressed: true, moreComing: true),
+                                  chunk: ByteBuffer(repeating: 0, count: 2 << 20), into: &frame)
+            var bytes = RelayRawForwardingTests.clientFrame(.binary, frame)
+            burst.writeBuffer(&bytes)
+        }
+        #expect(burst.readableBytes < 200_000)
+        try await RelayRawForwardingTests.writeRaw(burst, on: client)
+        let close = try await withTimeout { try await client.closed.get() }
+        #expect(close.code == 1011)
+        #expect(close.reason.contains("tooMuchInProgress"))
+        // Only that session ended: the other still round-trips.
+        let reply = try await withTimeout { try await other.request(.request(profile: "echo", body: body("still here"))) }
+        #expect(String(buffer: reply.body) == "still here")
+        try await other.close()
+        try await harness.shutdown()
+    }
+
     @Test("a policy session that never intervenes stays byte-exact in both directions")
     func passingPolicyIsByteExact() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

@@ -71,6 +71,8 @@ public final class DirectionDecoder {
     public var checksum: UInt32 { codec.checksum.value }
     /// Messages partly received.
     public var messagesInProgress: Int { partialRequests.count + partialReplies.count }
+    /// Uncompressed bytes those messages hold (bounded by ``BLIPLimits/maxBytesInProgress``).
+    public private(set) var bytesInProgress = 0
 
     /// Registers that the other direction sent request `number` which expects a reply.
     public func expectReply(to number: MessageNumber) {
@@ -101,6 +103,7 @@ public final class DirectionDecoder {
             failure = error
             partialRequests.removeAll()
             partialReplies.removeAll()
+            bytesInProgress = 0
             awaitingReplies.removeAll()
             awaitingOrder.removeAll()
             throw error
@@ -159,6 +162,9 @@ public final class DirectionDecoder {
             return result
         }
         if partial.frameCount == 0 {
+            guard messagesInProgress < limits.maxMessagesInProgress else {
+                throw BLIPError(.tooMuchInProgress, "more than \(limits.maxMessagesInProgress) messages partly received")
+            }
             partial.stream = try codec.decode(frame)
             result.payloadBytes = partial.stream.readableBytes
             if exposesPayloads { result.payload = partial.stream }
@@ -169,7 +175,11 @@ public final class DirectionDecoder {
         }
         if exposesPayloads { result.wirePayload = frame.payload }
         try partial.add(frame: frame, limits: limits)
+        bytesInProgress += result.payloadBytes
         if frame.flags.hasMoreComing {
+            guard bytesInProgress <= limits.maxBytesInProgress else {
+                throw BLIPError(.tooMuchInProgress, "partly received messages hold more than \(limits.maxBytesInProgress) bytes")
+            }
             result.head = try partial.takeHeadIfComplete(maxPropertiesSize: limits.maxPropertiesSize)
             result.ackToSend = partial.ackDue(threshold: limits.ackThreshold)
             store(partial)
@@ -225,5 +235,6 @@ public final class DirectionDecoder {
     private func remove(_ partial: PartialMessage) {
         if partial.type == .request { partialRequests[partial.number] = nil }
         else { partialReplies[partial.number] = nil }
+        bytesInProgress -= partial.stream.readableBytes
     }
 }
