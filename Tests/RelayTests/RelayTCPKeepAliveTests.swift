@@ -11,7 +11,12 @@ import Testing
 @Suite struct RelayTCPKeepAliveTests {
     /// `/proc/net/tcp` rows: local port, remote port, state, timer kind.
     static func sockets() throws -> [(local: Int, remote: Int, state: String, timer: String)] {
-        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+        // Read to the end in a loop: procfs files report size 0, and one read returns one page.
+        let handle = try #require(FileHandle(forReadingAtPath: "/proc/net/tcp"))
+        defer { try? handle.close() }
+        var data = Data()
+        while let chunk = try handle.read(upToCount: 65_536), !chunk.isEmpty { data.append(chunk) }
+        let table = String(decoding: data, as: UTF8.self)
         return table.split(separator: "\n").dropFirst().compactMap { line in
             let fields = line.split(separator: " ")
             guard fields.count > 5, let local = fields[1].split(separator: ":").last.flatMap({ Int($0, radix: 16) }),
