@@ -16,14 +16,22 @@ extension PassiveSession {
         peer.answer(request, with: answer.reply)
     }
 
-    /// proposeChanges (§3): 0 send it, 304 already here, 409 conflict; trailing zeros dropped.
+    /// proposeChanges (§3): 0 send it, 304 already here, 409 conflict; trailing zeros dropped. With
+    /// `conflictIncludesRev=true` (what LiteCore sends; Sync Gateway reads it as exactly `true`) a
+    /// conflict is `{"status":409,"rev":<current>}`, so the client can re-propose on that ancestor.
     func proposeChanges(_ request: BLIPMessage, _ propose: ProposeChangesRequest, collection: CollectionPath) {
-        var statuses = propose.entries.map { entry in
-            database.proposedChangeStatus(docID: entry.docID, revID: entry.revID, serverRevID: entry.serverRevID,
-                                          in: collection)
+        let includesRev = request.properties["conflictIncludesRev"] == "true"
+        var answers: [JSONValue] = propose.entries.map { entry in
+            let status = database.proposedChangeStatus(docID: entry.docID, revID: entry.revID,
+                                                       serverRevID: entry.serverRevID, in: collection)
+            guard status == 409, includesRev,
+                  let current = database.document(entry.docID, in: collection)?.currentRevID else {
+                return .number(String(status))
+            }
+            return .object(["status": .number("409"), "rev": .string(current)])
         }
-        while statuses.last == 0 { statuses.removeLast() }
-        peer.answer(request, body: JSONValue.array(statuses.map { .number(String($0)) }).jsonBuffer)
+        while answers.last == .number("0") { answers.removeLast() }
+        peer.answer(request, body: JSONValue.array(answers).jsonBuffer)
     }
 
     /// rev / putRev (§3 "rev"; Connected Client §3.3): fetches or proves attachments first, then
