@@ -31,6 +31,10 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
         .target(
+            name: "WebSocketWire",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .target(
             name: "Mediation",
             dependencies: ["BLIPCore", .product(name: "NIOCore", package: "swift-nio")]
         ),
@@ -52,7 +56,7 @@ let package = Package(
         .target(
             name: "Capture",
             dependencies: [
-                "BLIPCore", "CPcap",
+                "BLIPCore", "CPcap", "WebSocketWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -71,7 +75,7 @@ let package = Package(
         .target(
             name: "Relay",
             dependencies: [
-                "BLIPCore", "BLIPNIO", "Replication", "Capture", "Mediation", "Policy",
+                "BLIPCore", "BLIPNIO", "Replication", "Capture", "Mediation", "Policy", "WebSocketWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -132,6 +136,10 @@ let package = Package(
             dependencies: ["BLIPCore", "BLIPTestSupport"]
         ),
         .testTarget(
+            name: "WebSocketWireTests",
+            dependencies: ["WebSocketWire", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .testTarget(
             name: "MediationTests",
             dependencies: ["Mediation", "BLIPCore", "BLIPTestSupport",
                            .product(name: "NIOCore", package: "swift-nio")]
@@ -144,7 +152,7 @@ let package = Package(
         .testTarget(
             name: "RelayTests",
             dependencies: [
-                "Relay", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "Policy",
+                "Relay", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "Policy", "WebSocketWire", "Mediation",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -181,7 +189,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaptureTests",
-            dependencies: ["Capture", "BLIPCore", "BLIPTestSupport"],
+            dependencies: ["Capture", "BLIPCore", "BLIPTestSupport", "WebSocketWire"],
             resources: [.copy("Fixtures")]
         ),
     ]

@@ -3,6 +3,7 @@ import Capture
 import Foundation
 import NIOCore
 import Testing
+import WebSocketWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,14 +32,14 @@ struct LiveSniffTests {
         LoopbackSocket.write(server, Array(WebSocketBytes.switchingProtocols.utf8))
         for (index, frame) in session.wire.enumerated() {
             let fromClient = frame.direction == .clientToServer
-            let bytes = WebSocketFrameEncoder.frame(
+            let bytes = WebSocketFrameWriter.frame(
                 opcode: 2, payload: frame.bytes.readableBytesView,
-                mask: fromClient ? WebSocketFrameEncoder.maskingKey(index: UInt64(index)) : nil)
+                mask: fromClient ? WebSocketMaskingKey.deterministic(index: UInt64(index)) : nil)
             LoopbackSocket.write(fromClient ? client : server, bytes)
         }
-        LoopbackSocket.write(client, WebSocketFrameEncoder.frame(
-            opcode: 8, payload: WebSocketFrameEncoder.closePayload(code: 1000, reason: "done"),
-            mask: WebSocketFrameEncoder.maskingKey(index: 999)))
+        LoopbackSocket.write(client, WebSocketFrameWriter.frame(
+            opcode: 8, payload: WebSocketFrameWriter.closePayload(code: 1000, reason: "done"),
+            mask: WebSocketMaskingKey.deterministic(index: 999)))
         shutdown(client, Int32(SHUT_WR))
         shutdown(server, Int32(SHUT_WR))
 

@@ -3,6 +3,7 @@ import Capture
 import Foundation
 import NIOCore
 import Testing
+import WebSocketWire
 
 @Suite("Sniffer: streaming decode of live traffic")
 struct SnifferTests {
@@ -47,9 +48,9 @@ struct SnifferTests {
         var packets: [SynthesizedPacket] = []
         for (index, frame) in session.wire.enumerated().dropFirst(firstIndex) {
             let fromClient = frame.direction == .clientToServer
-            let bytes = WebSocketFrameEncoder.frame(
+            let bytes = WebSocketFrameWriter.frame(
                 opcode: 2, payload: frame.bytes.readableBytesView,
-                mask: fromClient ? WebSocketFrameEncoder.maskingKey(index: UInt64(index)) : nil)
+                mask: fromClient ? WebSocketMaskingKey.deterministic(index: UInt64(index)) : nil)
             packets += tcp.send(bytes, from: fromClient ? .client : .server, at: session.time(index))
         }
         let sniffer = Sniffer(configuration: Sniffer.Configuration(serverPort: 4984))

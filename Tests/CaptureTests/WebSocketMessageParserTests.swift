@@ -1,6 +1,7 @@
 @testable import Capture
 import NIOCore
 import Testing
+import WebSocketWire
 
 @Suite struct WebSocketMessageParserTests {
     /// Parses `bytes` fed in pieces of `pieceSize`, then finishes.

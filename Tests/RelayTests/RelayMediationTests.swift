@@ -7,6 +7,7 @@ import NIOCore
 import NIOPosix
 import Prometheus
 import Testing
+import WebSocketWire
 @testable import Relay
 
 /// A mediation policy driven by a closure: the test double the relay's policy factory hands out.

@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import NIOWebSocket
 import Testing
+import WebSocketWire
 @testable import Relay
 
 /// Pass-through forwards runs of data frames as the bytes they arrived in: a burst of frames the
@@ -29,7 +30,7 @@ import Testing
 
     /// A masked frame as a client sends it.
     static func clientFrame(_ opcode: WebSocketOpcode, _ payload: ByteBuffer) -> ByteBuffer {
-        RawFrame.make(opcode: opcode, payload: payload, masked: true, allocator: ByteBufferAllocator())
+        WebSocketFrameWriter.frame(opcode: UInt8(webSocketOpcode: opcode), payload: payload, mask: .random())
     }
 
     @Test func aBurstOfFramesWithAPingInsideIsForwardedByteExactWithoutThePing() async throws {
@@ -134,7 +135,7 @@ import Testing
             }
             guard case .success(let header?) = parsed else { return kept + stream[offset...] }
             let end = min(stream.count, offset + header.frameLength)
-            if header.opcode != .ping { kept += stream[offset..<end] }
+            if header.opcode != WebSocketFrameHeader.ping { kept += stream[offset..<end] }
             offset = end
         }
         return kept

@@ -1,6 +1,7 @@
 import CPcap
 import Crypto
 import Foundation
+import WebSocketWire
 
 /// Writes connections as a classic pcap file (Ethernet, nanosecond timestamps) through libpcap,
 /// with TCP/IP made up by ``TCPStreamSynthesizer``, so Wireshark's HTTP, WebSocket and BLIP
@@ -103,18 +104,18 @@ public final class PcapExporter {
         for event in connection.events {
             last = max(last, event.time)
             let side: TCPStreamSynthesizer.Side = event.direction == .clientToServer ? .client : .server
-            let mask = side == .client ? WebSocketFrameEncoder.maskingKey(index: maskIndex) : nil
+            let mask = side == .client ? WebSocketMaskingKey.deterministic(index: maskIndex) : nil
             let frame: [UInt8]
             switch event.kind {
             case .message(let opcode, let payload):
-                frame = WebSocketFrameEncoder.frame(opcode: opcode, payload: payload.readableBytesView, mask: mask)
+                frame = WebSocketFrameWriter.frame(opcode: opcode, payload: payload.readableBytesView, mask: mask)
             case .ping(let payload):
-                frame = WebSocketFrameEncoder.frame(opcode: 0x9, payload: payload.readableBytesView, mask: mask)
+                frame = WebSocketFrameWriter.frame(opcode: 0x9, payload: payload.readableBytesView, mask: mask)
             case .pong(let payload):
-                frame = WebSocketFrameEncoder.frame(opcode: 0xA, payload: payload.readableBytesView, mask: mask)
+                frame = WebSocketFrameWriter.frame(opcode: 0xA, payload: payload.readableBytesView, mask: mask)
             case .close(let code, let reason):
-                let payload = WebSocketFrameEncoder.closePayload(code: code, reason: reason)
-                frame = WebSocketFrameEncoder.frame(opcode: 0x8, payload: payload, mask: mask)
+                let payload = WebSocketFrameWriter.closePayload(code: code, reason: reason)
+                frame = WebSocketFrameWriter.frame(opcode: 0x8, payload: payload, mask: mask)
             case .tcpClosed:
                 if closedBy == nil { closedBy = side }
                 continue

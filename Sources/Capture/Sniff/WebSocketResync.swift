@@ -1,4 +1,5 @@
 import NIOCore
+import WebSocketWire
 
 /// Finds where WebSocket frames start in one direction of a stream whose beginning was not
 /// captured: the first offset from which a chain of plausible frame headers follows.

@@ -1,4 +1,5 @@
 import NIOCore
+import WebSocketWire
 
 /// Turns one direction's WebSocket byte stream (everything after the HTTP 101) into messages
 /// and control frames, fed in chunks as they are reassembled (RFC 6455 §5).

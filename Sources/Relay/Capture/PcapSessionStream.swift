@@ -3,6 +3,7 @@ import BLIPNIO
 import Capture
 import NIOCore
 import NIOHTTP1
+import WebSocketWire
 
 /// The synthesized TCP stream of one session's client leg in a live pcap (``PcapObserver``):
 /// the HTTP upgrade as the client sent it (secrets redacted) and the 101 it got, each BLIP frame
@@ -46,7 +47,7 @@ struct PcapSessionStream {
         for (direction, close) in [(BLIPDirection.clientToServer, summary.clientClose),
                                    (.serverToClient, summary.upstreamClose)] {
             guard let close, !close.abrupt else { continue }
-            let payload = WebSocketFrameEncoder.closePayload(code: close.code, reason: close.reason)
+            let payload = WebSocketFrameWriter.closePayload(code: close.code, reason: close.reason)
             packets += send(opcode: 0x8, payload: payload, direction: direction, at: time)
         }
         return packets + tcp.close(from: .client, at: time)
@@ -55,9 +56,9 @@ struct PcapSessionStream {
     private mutating func send(opcode: UInt8, payload: [UInt8], direction: BLIPDirection,
                                at time: CaptureTimestamp) -> [SynthesizedPacket] {
         let fromClient = direction == .clientToServer
-        let mask = fromClient ? WebSocketFrameEncoder.maskingKey(index: maskIndex) : nil
+        let mask = fromClient ? WebSocketMaskingKey.deterministic(index: maskIndex) : nil
         if fromClient { maskIndex += 1 }
-        let frame = WebSocketFrameEncoder.frame(opcode: opcode, payload: payload, mask: mask)
+        let frame = WebSocketFrameWriter.frame(opcode: opcode, payload: payload, mask: mask)
         return tcp.send(frame, from: fromClient ? .client : .server, at: time)
     }
 

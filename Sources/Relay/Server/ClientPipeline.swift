@@ -114,7 +114,7 @@ struct ClientPipeline {
         pending.session = session
         if let release = admission.release { session.whenFinished(release) }
         channel.closeFuture.whenComplete { _ in session.clientChannelClosed() }
-        let hop = HopHandler(side: .upstream, maxFrameSize: configuration.limits.maxWebSocketFrameSize)
+        let hop = HopHandler(side: .upstream)
         hop.session = session
         let boundHop = NIOLoopBound(hop, eventLoop: channel.eventLoop)
         let server = self.server
@@ -166,7 +166,7 @@ struct ClientPipeline {
         let sync = channel.pipeline.syncOperations
         sync.removeHandler(pending.handshake, promise: nil)
         guard let session = pending.session else { throw RelayError(.notAnUpgrade) }
-        let hop = HopHandler(side: .client, maxFrameSize: server.configuration.limits.maxWebSocketFrameSize)
+        let hop = HopHandler(side: .client)
         try sync.addHandler(hop)
         session.attach(hop, channel: channel)
     }

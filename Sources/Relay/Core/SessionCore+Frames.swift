@@ -1,0 +1,145 @@
+import BLIPCore
+import BLIPNIO
+import NIOCore
+import WebSocketWire
+
+/// The frame path: from the bytes a side read to what is written to the other side, and, once
+/// the read batch is flushed, to the inspector.
+extension SessionCore {
+    /// Takes one read's bytes. Pass-through: each run of consecutive data frames is written to
+    /// the partner as one slice of the received bytes (counted per frame, and kept for inspection
+    /// after the flush); a control frame ends the run, which is written before the control frame
+    /// is handled. A mediating session hands every data frame to the mediator. Bytes that are not
+    /// acceptable framing end the session (1009 or 1002), after the frames before them.
+    func received(_ bytes: ByteBuffer, on side: SessionSide, into actions: inout [SessionAction]) {
+        guard !framingFailed[side.rawValue] else {
+            // As a decoder that failed would: more bytes from a peer that broke the framing close
+            // its connection (its CLOSE is already on the way).
+            actions.append(.drop(side))
+            return
+        }
+        sawTraffic()
+        scanners[side.rawValue].append(bytes)
+        let direction = side.inbound.rawValue
+        /// Consecutive data frames found and not yet written: received bytes `start..<end`.
+        var run: (start: Int, end: Int)?
+        do {
+            while let frame = try scanners[side.rawValue].next() {
+                let header = frame.header
+                guard header.isData else {
+                    forward(&run, from: side, into: &actions)
+                    control(frame, on: side, into: &actions)
+                    continue
+                }
+                // Closing for the relay's own reason: nothing more is forwarded either way.
+                guard !closing.isClosingForRelay else { continue }
+                if mediator != nil {
+                    mediate(frame, on: side, into: &actions)
+                    continue
+                }
+                if configuration.strict {
+                    // Strict: decoded before it is forwarded, so a bad frame never reaches the peer.
+                    forward(&run, from: side, into: &actions)
+                    if let failure = inspect(header, payload: scanners[side.rawValue].payload(of: frame), direction: side.inbound) {
+                        fail(failure, into: &actions)
+                        continue
+                    }
+                    statistics.framesForwarded[direction] += 1
+                    statistics.bytesForwarded[direction] += header.frameLength
+                    write(scanners[side.rawValue].bytes(from: frame.start, to: frame.end), to: side.other, into: &actions)
+                    continue
+                }
+                if let bytes = run, bytes.end == frame.start {
+                    run = (bytes.start, frame.end)
+                } else {
+                    forward(&run, from: side, into: &actions)
+                    run = (frame.start, frame.end)
+                }
+                statistics.framesForwarded[direction] += 1
+                statistics.bytesForwarded[direction] += header.frameLength
+                if inspector.isDecoding || observers.wants(.frameBytes) {
+                    uninspected[direction].append((header, scanners[side.rawValue].payload(of: frame)))
+                }
+            }
+            forward(&run, from: side, into: &actions)
+        } catch {
+            forward(&run, from: side, into: &actions)
+            framingFailed[side.rawValue] = true
+            fail(error.relayError, into: &actions)
+        }
+    }
+
+    /// Writes the run of received frames, if any, to the other side.
+    private func forward(_ run: inout (start: Int, end: Int)?, from side: SessionSide, into actions: inout [SessionAction]) {
+        guard let bytes = run else { return }
+        run = nil
+        write(scanners[side.rawValue].bytes(from: bytes.start, to: bytes.end), to: side.other, into: &actions)
+    }
+
+    /// PING is answered on its own hop (keep-alive is per hop, wire-format reference §1.1), PONG
+    /// is dropped, CLOSE goes to the closing state machine and is passed on as it arrived.
+    private func control(_ frame: WebSocketFrameScanner.Frame, on side: SessionSide, into actions: inout [SessionAction]) {
+        let scanner = scanners[side.rawValue]
+        let payload = WebSocketMessageAssembler.unmasked(scanner.payload(of: frame), frame.header.maskingKey, allocator)
+        switch frame.header.opcode {
+        case WebSocketFrameHeader.ping:
+            let pong = WebSocketFrameWriter.frame(opcode: WebSocketFrameHeader.pong, payload: payload,
+                                                  mask: side.masksWrites ? .random() : nil, allocator: allocator)
+            write(pong, to: side, into: &actions)
+            actions.append(.flush(side))
+        case WebSocketFrameHeader.close:
+            inspectForwarded(side.inbound, into: &actions)  // what came before the CLOSE is reported before it
+            let raw = scanner.bytes(from: frame.start, to: frame.end)
+            let steps = closing.closeReceived(from: side, WebSocketClose(payload: payload), otherAttached: attached[side.other.rawValue])
+            for step in steps {
+                if case .passOn(let destination) = step {
+                    write(raw, to: destination, into: &actions)
+                    actions.append(.flush(destination))
+                }
+            }
+            apply(steps.filter { if case .passOn = $0 { false } else { true } }, into: &actions)
+        default:
+            break  // PONG
+        }
+    }
+
+    /// The read batch on `side` is over: flush what it forwarded, then decode it.
+    func readComplete(on side: SessionSide, into actions: inout [SessionAction]) {
+        if attached[side.other.rawValue] { actions.append(.flush(side.other)) }
+        inspectForwarded(side.inbound, into: &actions)
+    }
+
+    /// Decodes (and reports) the frames forwarded in `direction` since the last call, in order.
+    /// Called once the read batch's bytes are flushed, so decoding, analysis and logging never
+    /// hold forwarded bytes back.
+    func inspectForwarded(_ direction: BLIPDirection, into actions: inout [SessionAction]) {
+        guard !uninspected[direction.rawValue].isEmpty else { return }
+        // Taken out and put back emptied, so the array's storage is reused rather than copied.
+        var frames: [(header: WebSocketFrameHeader, payload: ByteBuffer)] = []
+        swap(&frames, &uninspected[direction.rawValue])
+        for frame in frames {
+            if let failure = inspect(frame.header, payload: frame.payload, direction: direction), configuration.strict {
+                fail(failure, into: &actions)
+            }
+        }
+        frames.removeAll(keepingCapacity: true)
+        if uninspected[direction.rawValue].isEmpty { swap(&frames, &uninspected[direction.rawValue]) }
+    }
+
+    /// Decodes one forwarded (or, in strict mode, about to be forwarded) data frame; the error
+    /// when it broke decoding.
+    private func inspect(_ header: WebSocketFrameHeader, payload: ByteBuffer, direction: BLIPDirection) -> RelayError? {
+        guard inspector.isDecoding || observers.wants(.frameBytes) else { return nil }
+        let (bytes, tooLarge) = assemblers[direction.rawValue].add(header, payload: payload)
+        guard inspector.isDecoding else {
+            if let bytes { inspector.emitUndecoded(bytes, direction: direction) }
+            return nil
+        }
+        if tooLarge {
+            statistics.decodeErrors[direction.rawValue] += 1
+            return RelayError(.decodeFailed(BLIPError(.frameTooLarge, "WebSocket message over the reassembly limit"), direction))
+        }
+        guard let bytes else { return nil }
+        return inspector.inspect(bytes, direction: direction, statistics: &statistics)
+    }
+}

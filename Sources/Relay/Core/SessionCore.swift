@@ -1,0 +1,240 @@
+import BLIPCore
+import Mediation
+import NIOCore
+import NIOHTTP1
+import Policy
+import Replication
+import WebSocketWire
+
+/// One relay session as a pure state machine: it takes ``SessionInput``s (bytes read on a side,
+/// a read batch over, writability, timers, a connection gone) and answers with
+/// ``SessionAction``s (write, flush, read, arm or cancel a timer, close or drop a side) for the
+/// NIO side (``RelaySession``, ``HopHandler``) to carry out. It holds no `Channel` and no
+/// `EventLoop`, so its tests script inputs and check the actions, without sockets
+/// (`SessionCorePlaybookTests`). Events go to the ``ObserverSet`` it is given.
+///
+/// A frame's way through (one path for both modes):
+///
+/// ```
+///  .bytes(side) ─▶ WebSocketFrameScanner ─▶ header + raw slice
+///                    │ control frame: PING answered on its hop, PONG dropped, CLOSE ─▶ CloseStateMachine
+///                    │ data frame ─▶ forwarder
+///                    │     pass-through: runs of frames leave as the received bytes (one write per run)
+///                    │     mediating: WebSocketMessageAssembler ─▶ SessionMediator ─▶ writes, timers, verdicts
+///  .readComplete(side) ─▶ flush the partner ─▶ inspection: decode (SessionInspector) ─▶ analyzer ─▶ events
+/// ```
+///
+/// Back-pressure: a side is read only while its partner takes writes, no ``SessionReadGate``
+/// holds the session, and the mediator is under its delay budget for that direction; a held read
+/// is issued (``SessionAction/read(_:)``) when that changes.
+final class SessionCore {
+    private(set) var info: SessionInfo
+    let configuration: RelayConfiguration
+    let observers: ObserverSet
+    let inspector: SessionInspector
+    /// Set when the configuration gave this session a policy: every frame is decoded before it is
+    /// forwarded, and the mediator decides what leaves.
+    let mediator: SessionMediator?
+    /// The policy file's message rules for this session (``RelayConfiguration/policy``).
+    let policyMediation: PolicyMediation?
+    var statistics = SessionStatistics()
+    var closing = CloseStateMachine()
+    var scanners: [WebSocketFrameScanner]
+    var assemblers: [WebSocketMessageAssembler]
+    let allocator: ByteBufferAllocator
+    /// Per direction, data frames forwarded in the current read batch and not yet decoded: at
+    /// most one read batch's worth.
+    var uninspected: [[(header: WebSocketFrameHeader, payload: ByteBuffer)]] = [[], []]
+    /// A policy `close` asked for while a message was being mediated: carried out right after
+    /// that message is written.
+    var requestedClose: RelayError?
+    /// Set once a side's bytes were not acceptable framing: more bytes from it close it.
+    var framingFailed = [false, false]
+    private(set) var attached = [false, false]
+    private(set) var isOpen = false
+    private var writable = [false, false]
+    private var readHeld = [false, false]
+    private var readHolds = 0
+    private var idleWatch: IdleWatch?
+    /// Writes to a side whose hop is not there yet (the upstream may speak before the client's
+    /// 101 is out): at most one read's worth, since neither side is read before the session opens.
+    private var early: [[ByteBuffer]] = [[], []]
+    /// Given to the recorders (capture) at open, so they can hold reading when the disk lags.
+    var readGate: SessionReadGate?
+    private let checkpoints: CheckpointRegistry?
+
+    init(info: SessionInfo, configuration: RelayConfiguration, observers: ObserverSet,
+         allocator: ByteBufferAllocator = ByteBufferAllocator(), checkpoints: CheckpointRegistry? = nil) {
+        self.info = info
+        self.configuration = configuration
+        self.observers = observers
+        self.allocator = allocator
+        self.checkpoints = checkpoints
+        let limits = configuration.limits
+        scanners = [WebSocketFrameScanner(maxFrameSize: limits.maxWebSocketFrameSize, requiresMask: true),
+                    WebSocketFrameScanner(maxFrameSize: limits.maxWebSocketFrameSize)]
+        assemblers = Array(repeating: WebSocketMessageAssembler(maxMessageSize: limits.maxWebSocketMessageSize,
+                                                                allocator: allocator), count: 2)
+        var policyMediation: PolicyMediation?
+        if configuration.mediationPolicy == nil, let store = configuration.policy {
+            policyMediation = PolicyMediation(store: store, session: SessionFacts(
+                id: info.id, user: info.user, clientIP: info.clientAddress, database: info.database,
+                tls: configuration.serverTLS != nil))
+        }
+        self.policyMediation = policyMediation
+        if let policy = policyMediation ?? configuration.mediationPolicy?(info) {
+            var mediationLimits = configuration.mediationLimits
+            mediationLimits.decoder = limits.decoder
+            mediator = SessionMediator(policy: policy, limits: mediationLimits)
+        } else {
+            mediator = nil
+        }
+        inspector = SessionInspector(sessionID: info.id, limits: limits, observers: observers, decodes: mediator == nil)
+        statistics.sessionID = info.id
+        if let policyMediation {
+            policyMediation.report = { verdict in
+                guard observers.wants(.messages) else { return }
+                observers.emit(.verdict(verdict), kind: .messages)
+            }
+            policyMediation.closeSession = { [unowned self] code, reason in
+                requestedClose = RelayError(.policyClose(code: code, reason: reason))
+            }
+        }
+    }
+
+    var isFinished: Bool { closing.isFinished }
+
+    /// ``statistics`` with what the mediator counts itself filled in.
+    var currentStatistics: SessionStatistics {
+        var current = statistics
+        if let mediator { current.maxDelayedBytes = BLIPDirection.allCases.map { mediator.peakDelayedBytes($0) } }
+        return current
+    }
+
+    func setSubprotocol(_ subprotocol: String?) {
+        info.subprotocol = subprotocol
+        policyMediation?.session.subprotocol = subprotocol
+    }
+
+    func setUpstreamResponse(_ response: HTTPResponseHead) { info.upstreamResponse = response }
+    func setUpstreamConnectTime(_ time: TimeAmount) { info.upstreamConnectTime = time }
+
+    // MARK: inputs
+
+    /// Takes one input; appends what to do to `actions` (in order).
+    func handle(_ input: SessionInput, into actions: inout [SessionAction]) {
+        switch input {
+        case .attached(let side): attach(side, into: &actions)
+        case .bytes(let side, let bytes): received(bytes, on: side, into: &actions)
+        case .readComplete(let side): readComplete(on: side, into: &actions)
+        case .readRequested(let side): readRequested(on: side, into: &actions)
+        case .writability(let side, let isWritable): writabilityChanged(side, isWritable, into: &actions)
+        case .buffered(let side, let bytes):
+            let direction = side.other.inbound.rawValue  // frames written to `side` travel its way out
+            if bytes > statistics.maxBufferedBytes[direction] { statistics.maxBufferedBytes[direction] = bytes }
+        case .timerFired(let timer): timerFired(timer, into: &actions)
+        case .connectionClosed(let side): connectionClosed(side, into: &actions)
+        case .channelFailed(let side): actions.append(.drop(side))
+        case .holdReading: readHolds += 1
+        case .releaseReading:
+            readHolds = max(0, readHolds - 1)
+            if readHolds == 0 { resumeReads(into: &actions) }
+        case .shutDown:
+            if attached[0] && attached[1] { fail(RelayError(.shuttingDown), into: &actions) }
+            else { actions += SessionSide.allCases.filter { attached[$0.rawValue] }.map { .drop($0) } }
+        }
+    }
+
+    // MARK: opening
+
+    private func attach(_ side: SessionSide, into actions: inout [SessionAction]) {
+        attached[side.rawValue] = true
+        writable[side.rawValue] = true
+        for bytes in early[side.rawValue] { actions.append(.write(side, bytes)) }
+        if !early[side.rawValue].isEmpty { actions.append(.flush(side)) }
+        early[side.rawValue].removeAll()
+        guard attached[0] && attached[1], !isOpen else { return }
+        isOpen = true
+        if let timeout = configuration.idleTimeout {
+            let watch = IdleWatch(timeout: timeout)
+            idleWatch = watch
+            actions.append(.schedule(.idleCheck, watch.checkInterval))
+        }
+        if observers.wants(.analysis) {
+            let analyzer = SessionAnalyzer(connection: Int(truncatingIfNeeded: info.id), registry: checkpoints)
+            analyzer.observeHandshake(subprotocol: info.subprotocol, user: info.user, at: SessionInspector.analyzerNow())
+            info.analyzer = analyzer
+            inspector.analyzer = analyzer
+        }
+        if let readGate { for recorder in observers.recorders { recorder.sessionWillOpen(info, readGate: readGate) } }
+        if observers.wants(.sessions) { observers.emit(.sessionOpened(info), kind: .sessions) }
+        resumeReads(into: &actions)
+    }
+
+    // MARK: flow control
+
+    /// Whether `side` may be read: the session is open, no ``SessionReadGate`` holds it, its
+    /// partner takes writes, and the mediator (if any) is under its delay budget for the
+    /// direction `side` receives.
+    func mayRead(_ side: SessionSide) -> Bool {
+        isOpen && readHolds == 0 && writable[side.other.rawValue]
+            && !(mediator?.isOverDelayBudget(side.inbound) ?? false)
+    }
+
+    private func readRequested(on side: SessionSide, into actions: inout [SessionAction]) {
+        if mayRead(side) {
+            actions.append(.read(side))
+        } else if !readHeld[side.rawValue] {
+            readHeld[side.rawValue] = true
+            flowChanged(side, paused: true)
+        }
+    }
+
+    /// Issues the reads held back on the sides that may read now.
+    func resumeReads(into actions: inout [SessionAction]) {
+        for side in SessionSide.allCases where readHeld[side.rawValue] && mayRead(side) {
+            readHeld[side.rawValue] = false
+            flowChanged(side, paused: false)
+            actions.append(.read(side))
+        }
+    }
+
+    private func writabilityChanged(_ side: SessionSide, _ isWritable: Bool, into actions: inout [SessionAction]) {
+        writable[side.rawValue] = isWritable
+        if isWritable { resumeReads(into: &actions) }
+    }
+
+    private func flowChanged(_ side: SessionSide, paused: Bool) {
+        if paused { statistics.flowPauses[side.inbound.rawValue] += 1 }
+        if observers.wants(.sessions) {
+            observers.emit(.flowControl(sessionID: info.id, direction: side.inbound, paused: paused), kind: .sessions)
+        }
+    }
+
+    // MARK: writing
+
+    /// Queues `bytes` for `side`, or keeps them until its hop exists. Counts as traffic.
+    func write(_ bytes: ByteBuffer, to side: SessionSide, into actions: inout [SessionAction]) {
+        sawTraffic()
+        if attached[side.rawValue] { actions.append(.write(side, bytes)) } else { early[side.rawValue].append(bytes) }
+    }
+
+    /// Marks traffic for the idle check: any frame read or written, on either side.
+    func sawTraffic() { idleWatch?.sawTraffic = true }
+
+    // MARK: timers
+
+    private func timerFired(_ timer: SessionTimer, into actions: inout [SessionAction]) {
+        switch timer {
+        case .idleCheck:
+            guard !isFinished, var watch = idleWatch else { return }
+            let idle = watch.check()
+            idleWatch = watch
+            if idle { fail(RelayError(.idleTimeout), into: &actions) } else { actions.append(.schedule(.idleCheck, watch.checkInterval)) }
+        case .closeTimeout:
+            apply(closing.timedOut(), into: &actions)
+        case .mediation(let token):
+            mediationTimerFired(token, into: &actions)
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import NIOCore
+
+/// The 4-byte key a client masks its frames with (RFC 6455 §5.3).
+///
+/// Masking XORs eight bytes at a time, with the key repeated across a 64-bit word, and only the
+/// last 0–7 bytes one by one; NIO's `webSocketUnmask` works byte by byte, several times slower
+/// on large payloads. Masking and unmasking are the same operation.
+public struct WebSocketMaskingKey: Sendable, Hashable {
+    public var bytes: (UInt8, UInt8, UInt8, UInt8)
+
+    public init(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8, _ b3: UInt8) { bytes = (b0, b1, b2, b3) }
+
+    /// The key from its four bytes in wire order, the first in the high bits.
+    public init(wireOrder value: UInt32) {
+        bytes = (UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
+                 UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value))
+    }
+
+    /// A fresh random key, for frames a relay or client builds itself.
+    public static func random() -> WebSocketMaskingKey { WebSocketMaskingKey(wireOrder: .random(in: .min ... .max)) }
+
+    /// A deterministic key for the `index`-th client frame of a synthesized capture, so exports of
+    /// the same session are byte-identical (SplitMix64 of the index).
+    public static func deterministic(index: UInt64) -> WebSocketMaskingKey {
+        var z = index &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return WebSocketMaskingKey(UInt8(truncatingIfNeeded: z), UInt8(truncatingIfNeeded: z >> 8),
+                                   UInt8(truncatingIfNeeded: z >> 16), UInt8(truncatingIfNeeded: z >> 24))
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.bytes == rhs.bytes }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(bytes.0); hasher.combine(bytes.1); hasher.combine(bytes.2); hasher.combine(bytes.3)
+    }
+
+    /// The key byte applied at `position` of a payload.
+    public subscript(position: Int) -> UInt8 {
+        switch position & 3 {
+        case 0: bytes.0
+        case 1: bytes.1
+        case 2: bytes.2
+        default: bytes.3
+        }
+    }
+
+    /// XORs the readable bytes of `buffer` in place; the first readable byte is payload byte 0.
+    public func unmask(_ buffer: inout ByteBuffer) {
+        buffer.withUnsafeMutableReadableBytes { apply(to: $0) }
+    }
+
+    /// A copy of `payload` with the key applied, the payload itself untouched.
+    public func applied(to payload: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var copy = allocator.buffer(capacity: payload.readableBytes)
+        copy.writeImmutableBuffer(payload)
+        unmask(&copy)
+        return copy
+    }
+
+    /// XORs `raw` in place; its first byte is payload byte 0.
+    public func apply(to raw: UnsafeMutableRawBufferPointer) {
+        guard let base = raw.baseAddress else { return }
+        let wideKey = repeatedKey
+        let count = raw.count
+        var position = 0
+        while position + 8 <= count {
+            let word = base.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+            base.storeBytes(of: word ^ wideKey, toByteOffset: position, as: UInt64.self)
+            position += 8
+        }
+        while position < count {
+            raw[position] ^= self[position]
+            position += 1
+        }
+    }
+
+    /// The key written twice in memory order and read back as one native-endian word, so that
+    /// XOR with a loaded word applies each key byte to the right payload byte.
+    private var repeatedKey: UInt64 {
+        var word: UInt64 = 0
+        withUnsafeMutableBytes(of: &word) { raw in
+            for position in 0..<8 { raw[position] = self[position] }
+        }
+        return word
+    }
+}
