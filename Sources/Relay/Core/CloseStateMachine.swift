@@ -32,6 +32,8 @@ struct CloseStateMachine {
     private var sent = [false, false]
     private var gone = [false, false]
     private var timerArmed = false
+    /// Both connections are being closed already (after their CLOSE went out).
+    private var closingBoth = false
 
     /// True once nothing more is forwarded: the relay is closing for its own reason.
     var isClosingForRelay: Bool { relayError != nil }
@@ -52,13 +54,13 @@ struct CloseStateMachine {
     mutating func fail(_ error: RelayError, attached: [SessionSide], awaitingReplies: Bool = true) -> [Action] {
         guard relayError == nil, !isFinished else { return [] }
         relayError = error
-        if error.closeCode == 1006 { return [.closeBoth] }
+        if error.closeCode == 1006 { return closeBoth() }
         var actions: [Action] = []
         for side in attached where !sent[side.rawValue] {
             sent[side.rawValue] = true
             actions.append(.sendClose(to: side, code: error.closeCode, reason: "blipscope: " + error.description))
         }
-        guard awaitingReplies else { return actions + [.closeBoth] }
+        guard awaitingReplies else { return actions + closeBoth() }
         return actions + settle()
     }
 
@@ -66,7 +68,7 @@ struct CloseStateMachine {
     mutating func timedOut() -> [Action] {
         timerArmed = false
         if relayError == nil, received[0] == nil || received[1] == nil { relayError = RelayError(.closeTimeout) }
-        return [.closeBoth]
+        return closeBoth()
     }
 
     /// `side`'s connection is gone. `otherExists`: the other side's channel was ever opened.
@@ -74,7 +76,7 @@ struct CloseStateMachine {
         gone[side.rawValue] = true
         if received[side.rawValue] == nil && relayError == nil { received[side.rawValue] = .abnormal }
         var actions: [Action] = []
-        if !gone[side.other.rawValue], otherExists, relayError == nil {
+        if !gone[side.other.rawValue], otherExists, relayError == nil, !closingBoth {
             // A drop without CLOSE is passed on as a drop; when the relay itself is closing,
             // ``Action/closeBoth`` closes the other side once its CLOSE is written.
             actions.append(.drop(side.other))
@@ -83,8 +85,13 @@ struct CloseStateMachine {
         return actions
     }
 
+    private mutating func closeBoth() -> [Action] {
+        closingBoth = true
+        return [.closeBoth]
+    }
+
     private mutating func settle() -> [Action] {
-        if received[0] != nil && received[1] != nil { return [.closeBoth] }
+        if received[0] != nil && received[1] != nil { return closeBoth() }
         guard !timerArmed else { return [] }
         timerArmed = true
         return [.armTimeout]

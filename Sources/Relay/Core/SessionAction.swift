@@ -1,7 +1,7 @@
 import NIOCore
 
 /// What ``SessionCore`` asks the NIO side to do, in order.
-enum SessionAction {
+enum SessionAction: Equatable {
     /// Queue bytes on `side`'s channel (whole WebSocket frames).
     case write(SessionSide, ByteBuffer)
     case flush(SessionSide)

@@ -1,0 +1,223 @@
+import BLIPCore
+import BLIPNIO
+import Mediation
+import NIOCore
+import Testing
+import WebSocketWire
+@testable import Relay
+
+/// The relay session told as scripts: inputs go into a ``SessionCore``, and the test checks the
+/// exact actions that come out (bytes written, flushes, reads, timers, closes) and the events.
+/// No sockets: this is where relay behaviour is pinned down; the loopback suites check that the
+/// NIO side carries the actions out.
+@Suite("Session core playbook")
+struct SessionCorePlaybookTests {
+    /// A core with both sides attached (the session open), and what its opening produced.
+    final class Playbook {
+        let core: SessionCore
+        let recorder = RecordingObserver()
+        let client = BLIPEndpoint()
+        let server = BLIPEndpoint()
+        private(set) var openingActions: [SessionAction] = []
+
+        init(_ configure: (inout RelayConfiguration) -> Void = { _ in }) {
+            var configuration = RelayConfiguration(upstream: .single(UpstreamURL("ws://127.0.0.1:4984")!))
+            configuration.idleTimeout = .seconds(8)
+            configure(&configuration)
+            let info = SessionInfo(id: 7, clientAddress: "127.0.0.1", user: nil, database: "db", target: "/db/_blipsync",
+                                   upstream: "ws://127.0.0.1:4984")
+            core = SessionCore(info: info, configuration: configuration, observers: ObserverSet([recorder]))
+            openingActions = on(.attached(.upstream)) + on(.attached(.client))
+        }
+
+        @discardableResult
+        func on(_ input: SessionInput) -> [SessionAction] {
+            var actions: [SessionAction] = []
+            core.handle(input, into: &actions)
+            return actions
+        }
+
+        /// The client's next BLIP frame for `request`, as a masked WebSocket frame.
+        func clientFrame(_ request: BLIPMessage) throws -> ByteBuffer {
+            _ = client.send(request: request)
+            let frame = try #require(try client.nextFrame())
+            return WebSocketFrameWriter.frame(opcode: WebSocketFrameHeader.binary, payload: frame.bytes,
+                                              mask: WebSocketMaskingKey(1, 2, 3, 4))
+        }
+
+        func serverFrame(_ request: BLIPMessage) throws -> ByteBuffer {
+            _ = server.send(request: request)
+            let frame = try #require(try server.nextFrame())
+            return WebSocketFrameWriter.frame(opcode: WebSocketFrameHeader.binary, payload: frame.bytes, mask: nil)
+        }
+
+        var events: [RelayEvent] { recorder.all }
+    }
+
+    static func control(_ opcode: UInt8, _ payload: [UInt8], masked: Bool) -> ByteBuffer {
+        WebSocketFrameWriter.frame(opcode: opcode, payload: ByteBuffer(bytes: payload),
+                                   mask: masked ? WebSocketMaskingKey(9, 8, 7, 6) : nil)
+    }
+
+    /// The payload of a frame the core wrote, unmasked.
+    static func payload(of frame: ByteBuffer) -> [UInt8] {
+        let header = frame.readableBytesView.withUnsafeBytes { WebSocketFrameHeader.parse($0) }!
+        var payload = frame.getSlice(at: frame.readerIndex + header.headerLength, length: Int(header.payloadLength))!
+        header.maskingKey?.unmask(&payload)
+        return Array(payload.readableBytesView)
+    }
+
+    @Test("opening: the idle check is armed, nothing is read before NIO asks, then reads are granted")
+    func opening() {
+        let play = Playbook()
+        #expect(play.openingActions == [.schedule(.idleCheck, .seconds(2))])
+        #expect(play.on(.readRequested(.client)) == [.read(.client)])
+        #expect(play.events.contains { if case .sessionOpened = $0 { true } else { false } })
+    }
+
+    @Test("pass-through: a burst of frames leaves as the bytes it came in, one write; decoded after the flush")
+    func passThrough() throws {
+        let play = Playbook()
+        var burst = try play.clientFrame(.request(profile: "one", noReply: true))
+        var second = try play.clientFrame(.request(profile: "two", noReply: true))
+        burst.writeBuffer(&second)
+        #expect(play.on(.bytes(.client, burst)) == [.write(.upstream, burst)])
+        #expect(!play.events.contains { if case .message = $0 { true } else { false } }, "nothing decoded before the flush")
+        #expect(play.on(.readComplete(.client)) == [.flush(.upstream)])
+        let profiles = play.events.compactMap { event -> String? in
+            if case .message(let message) = event { return message.message.profile } else { return nil }
+        }
+        #expect(profiles == ["one", "two"])
+    }
+
+    @Test("ping per hop: each side's PING is answered on its own hop, masked only toward the upstream")
+    func pingPerHop() throws {
+        let play = Playbook()
+        let fromClient = play.on(.bytes(.client, Self.control(WebSocketFrameHeader.ping, [1, 2], masked: true)))
+        guard case .write(.client, let pong)? = fromClient.first else { return #expect(Bool(false), "\(fromClient)") }
+        #expect(fromClient.dropFirst() == [.flush(.client)])
+        #expect(pong.readableBytesView.first == 0x8A && pong.readableBytesView.dropFirst().first == 2, "unmasked PONG [1, 2]")
+        #expect(Self.payload(of: pong) == [1, 2])
+        let fromUpstream = play.on(.bytes(.upstream, Self.control(WebSocketFrameHeader.ping, [3], masked: false)))
+        guard case .write(.upstream, let masked)? = fromUpstream.first else { return #expect(Bool(false)) }
+        #expect(masked.readableBytesView.dropFirst().first == 0x81, "masked toward the upstream, 1 byte")
+        #expect(Self.payload(of: masked) == [3])
+        #expect(play.on(.bytes(.client, Self.control(WebSocketFrameHeader.pong, [], masked: true))) == [], "PONGs stop here")
+    }
+
+    @Test("close, client first: passed on as received, timer armed; the upstream's answer closes both; the end")
+    func closeClientFirst() {
+        let play = Playbook()
+        let clientClose = Self.control(WebSocketFrameHeader.close, [0x03, 0xE8] + Array("bye".utf8), masked: true)
+        #expect(play.on(.bytes(.client, clientClose)) == [.write(.upstream, clientClose), .flush(.upstream),
+                                                           .schedule(.closeTimeout, .seconds(5))])
+        let upstreamClose = Self.control(WebSocketFrameHeader.close, [0x03, 0xE8], masked: false)
+        #expect(play.on(.bytes(.upstream, upstreamClose)) == [.write(.client, upstreamClose), .flush(.client),
+                                                               .close(.client), .close(.upstream)])
+        #expect(play.on(.connectionClosed(.upstream)) == [])
+        #expect(play.on(.connectionClosed(.client)) == [.cancel(.closeTimeout), .cancel(.idleCheck), .finished])
+        let summary = play.events.compactMap { event -> SessionSummary? in
+            if case .sessionClosed(let summary) = event { return summary } else { return nil }
+        }.first
+        #expect(summary?.clientClose?.code == 1000 && summary?.clientClose?.reason == "bye")
+        #expect(summary?.upstreamClose?.code == 1000 && summary?.relayError == nil)
+    }
+
+    @Test("close, upstream first, and nobody answers: the close timeout closes both")
+    func closeTimesOut() {
+        let play = Playbook()
+        let upstreamClose = Self.control(WebSocketFrameHeader.close, [0x03, 0xE9], masked: false)
+        #expect(play.on(.bytes(.upstream, upstreamClose)).last == .schedule(.closeTimeout, .seconds(5)))
+        #expect(play.on(.timerFired(.closeTimeout)) == [.close(.client), .close(.upstream)])
+    }
+
+    @Test("a TCP drop without CLOSE is passed on as a drop, and reported as 1006")
+    func tcpDrop() {
+        let play = Playbook()
+        #expect(play.on(.connectionClosed(.client)) == [.drop(.upstream)])
+        #expect(play.on(.connectionClosed(.upstream)) == [.cancel(.idleCheck), .finished])
+        guard case .sessionClosed(let summary)? = play.events.last else { return #expect(Bool(false)) }
+        #expect(summary.clientClose?.code == 1006 && summary.clientClose?.abrupt == true)
+    }
+
+    @Test("idle: four quiet checks send 1001 to both sides; traffic in between starts the count again")
+    func idleTimeout() throws {
+        let play = Playbook()
+        for _ in 0..<3 { #expect(play.on(.timerFired(.idleCheck)) == [.schedule(.idleCheck, .seconds(2))]) }
+        _ = play.on(.bytes(.client, try play.clientFrame(.request(profile: "x", noReply: true))))
+        // The check after the traffic is not quiet; four quiet ones follow it.
+        for _ in 0..<4 { #expect(play.on(.timerFired(.idleCheck)) == [.schedule(.idleCheck, .seconds(2))]) }
+        let actions = play.on(.timerFired(.idleCheck))
+        let closes = actions.compactMap { action -> (SessionSide, [UInt8])? in
+            if case .write(let side, let bytes) = action { return (side, Self.payload(of: bytes)) } else { return nil }
+        }
+        #expect(closes.map(\.0) == [.client, .upstream])
+        #expect(closes.allSatisfy { $0.1.prefix(2) == [0x03, 0xE9] }, "1001 going away")
+        #expect(actions.last == .schedule(.closeTimeout, .seconds(5)))
+    }
+
+    @Test("back-pressure: a side is not read while its partner cannot take writes, and read again when it can")
+    func backPressure() {
+        let play = Playbook()
+        #expect(play.on(.writability(.upstream, isWritable: false)) == [])
+        #expect(play.on(.readRequested(.client)) == [], "held")
+        #expect(play.on(.readRequested(.upstream)) == [.read(.upstream)], "the other way is not held")
+        #expect(play.on(.writability(.upstream, isWritable: true)) == [.read(.client)])
+        let pauses = play.events.compactMap { event -> Bool? in
+            if case .flowControl(_, _, let paused) = event { return paused } else { return nil }
+        }
+        #expect(pauses == [true, false])
+    }
+
+    @Test("a capture's read gate holds both sides until released")
+    func readGate() {
+        let play = Playbook()
+        _ = play.on(.holdReading)
+        #expect(play.on(.readRequested(.client)) == [] && play.on(.readRequested(.upstream)) == [])
+        #expect(play.on(.releaseReading) == [.read(.client), .read(.upstream)])
+    }
+
+    @Test("strict: a frame that does not decode is not forwarded; the session closes 1011")
+    func strictDecodesBeforeForwarding() throws {
+        let play = Playbook { $0.strict = true }
+        var good = try play.clientFrame(.request(profile: "ok", noReply: true))
+        #expect(play.on(.bytes(.client, good)) == [.write(.upstream, good)])
+        // A frame whose checksum is wrong: its last byte flipped.
+        good = try play.clientFrame(.request(profile: "bad", noReply: true))
+        var bytes = Array(good.readableBytesView)
+        bytes[bytes.count - 1] ^= 0x55
+        let actions = play.on(.bytes(.client, ByteBuffer(bytes: bytes)))
+        #expect(!actions.contains(.write(.upstream, ByteBuffer(bytes: bytes))), "the bad frame never reaches the upstream")
+        let closes = actions.compactMap { action -> [UInt8]? in
+            if case .write(_, let frame) = action { return Self.payload(of: frame) } else { return nil }
+        }
+        #expect(closes.count == 2 && closes.allSatisfy { $0.prefix(2) == [0x03, 0xF3] }, "1011 to both sides")
+    }
+
+    @Test("an unmasked frame from the client closes the session with 1002")
+    func unmaskedClientFrame() {
+        let play = Playbook()
+        let actions = play.on(.bytes(.client, Self.control(WebSocketFrameHeader.binary, [1, 2, 3], masked: false)))
+        let codes = actions.compactMap { action -> [UInt8]? in
+            if case .write(_, let frame) = action { return Array(Self.payload(of: frame).prefix(2)) } else { return nil }
+        }
+        #expect(codes == [[0x03, 0xEA], [0x03, 0xEA]])
+        #expect(play.on(.bytes(.client, Self.control(WebSocketFrameHeader.binary, [4], masked: true))) == [.drop(.client)],
+                "more bytes from a peer that broke the framing drop it")
+    }
+
+    @Test("mediating: a denied request gets its ERR from the relay; the upstream sees nothing of it")
+    func deniedRequest() throws {
+        let play = Playbook { configuration in
+            configuration.mediationPolicy = { _ in DenyProfilesPolicy(profiles: ["secret"]) }
+        }
+        let frame = try play.clientFrame(.request(profile: "secret"))
+        let actions = play.on(.bytes(.client, frame))
+        #expect(!actions.contains { if case .write(.upstream, _) = $0 { true } else { false } })
+        guard case .write(.client, let reply)? = actions.first else { return #expect(Bool(false), "\(actions)") }
+        let decoded = try play.client.receive(ByteBuffer(bytes: Self.payload(of: reply)))
+        #expect(decoded.message?.type == .error && decoded.message?.properties["Error-Code"] == "403")
+        #expect(actions.contains(.flush(.client)), "the ERR goes back at once")
+        #expect(play.events.contains { if case .verdict(let verdict) = $0 { verdict.action == "deny 403" } else { false } })
+    }
+}
