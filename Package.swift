@@ -85,6 +85,7 @@ let package = Package(
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             // A session's state is confined to its event loop; dynamic exclusivity checks on
             // its class properties cost ~3 % of relay CPU on small messages in release builds.

@@ -24,8 +24,7 @@ struct AdminSetup {
         let configuration = AdminConfiguration(host: host, port: port, bearerToken: token)
         try configuration.validate()
         let registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = buckets
+        let factory = RelayMetricsFactory(registry: registry, durationBuckets: buckets)
         MetricsSystem.bootstrap(factory)
         return AdminSetup(configuration: configuration, observer: MetricsObserver(metrics: RelayMetrics(userLabels: userLabels, factory: factory)),
                           registry: registry)

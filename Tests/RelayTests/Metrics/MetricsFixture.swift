@@ -17,9 +17,8 @@ struct MetricsFixture {
 
     static func start(token: String? = nil) async throws -> MetricsFixture {
         let registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [.milliseconds(1), .milliseconds(5), .milliseconds(25),
-                                                   .milliseconds(100), .seconds(1)]
+        let factory = RelayMetricsFactory(registry: registry, durationBuckets: [.milliseconds(1), .milliseconds(5),
+                                                                               .milliseconds(25), .milliseconds(100), .seconds(1)])
         let observer = MetricsObserver(metrics: RelayMetrics(userLabels: true, factory: factory))
         let harness = try await RelayHarness.start(upstream: { $0.onRequest = replicationPeer }, observers: [observer])
         let admin = AdminServer(configuration: AdminConfiguration(host: "127.0.0.1", port: 0, bearerToken: token),

@@ -82,6 +82,12 @@ import Testing
         try await fixture.shutdown()
     }
 
+    @Test func everyMetricHasHelpText() {
+        let missing = MetricNames.all.filter { (MetricHelp.text[$0] ?? "").isEmpty }
+        #expect(missing.isEmpty, "no HELP text: \(missing)")
+        #expect(Set(MetricHelp.text.keys) == Set(MetricNames.all), "help for names that are not metrics")
+    }
+
     @Test func bearerTokenChecks() {
         let admin = AdminConfiguration(bearerToken: "s3cret")
         #expect(admin.authorizes("Bearer s3cret") && admin.authorizes("BEARER s3cret"))
