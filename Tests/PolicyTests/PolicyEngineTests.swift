@@ -122,7 +122,8 @@ struct PolicyEngineTests {
         #expect(verdicts.map(\.rule) == ["wait", "latency", "acks", "pipe", "stop"])
         guard case .replyLatency(let latency) = verdicts[1].action else { Issue.record("no latency"); return }
         #expect((50 * Self.ms...150 * Self.ms).contains(latency))
-        #expect(verdicts.map(\.action.metricAction) == ["delay", "fault", "fault", "fault", "deny"])
+        #expect(verdicts.map { $0.action.description.prefix { $0 != " " } } == ["delay", "replyLatency", "withholdAcks", "bandwidth", "deny"])
+        #expect(!verdicts.contains { $0.fromRateLimit })
     }
 
     @Test("profile: a reply matches by its request's profile; type: request keeps a rule to requests")

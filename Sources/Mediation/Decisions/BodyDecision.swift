@@ -20,11 +20,18 @@ public struct BodyDecision: Sendable {
     }
 
     public var action: Action
-    public var rule: String?
+    /// Who decided and as what, for logs and metrics.
+    public var ruling: Ruling
+    public var rule: String? { ruling.rule }
 
-    public init(_ action: Action, rule: String? = nil) {
+    public init(_ action: Action, rule: String? = nil, kind: VerdictKind? = nil, rateLimited: Bool = false) {
         self.action = action
-        self.rule = rule
+        self.ruling = Ruling(rule: rule, kind: kind, rateLimited: rateLimited)
+    }
+
+    public init(_ action: Action, ruling: Ruling) {
+        self.action = action
+        self.ruling = ruling
     }
 
     public static let pass = BodyDecision(.pass)

@@ -20,21 +20,23 @@ public struct HeadDecision: Sendable {
     }
 
     public var action: Action
-    /// The rule that decided, for logs and metrics.
-    public var rule: String?
+    /// Who decided and as what, for logs and metrics.
+    public var ruling: Ruling
+    /// The rule that decided.
+    public var rule: String? { ruling.rule }
 
-    public init(_ action: Action, rule: String? = nil) {
+    public init(_ action: Action, rule: String? = nil, kind: VerdictKind? = nil, rateLimited: Bool = false) {
         self.action = action
-        self.rule = rule
+        self.ruling = Ruling(rule: rule, kind: kind, rateLimited: rateLimited)
     }
 
     public static let pass = HeadDecision(.pass)
-    public static func deny(_ error: ErrorReply = ErrorReply(), rule: String? = nil) -> HeadDecision {
-        HeadDecision(.deny(error), rule: rule)
+    public static func deny(_ error: ErrorReply = ErrorReply(), rule: String? = nil, kind: VerdictKind? = nil) -> HeadDecision {
+        HeadDecision(.deny(error), rule: rule, kind: kind)
     }
     public static func drop(rule: String? = nil) -> HeadDecision { HeadDecision(.drop, rule: rule) }
-    public static func delay(_ amount: TimeAmount, rule: String? = nil) -> HeadDecision {
-        HeadDecision(.delay(amount), rule: rule)
+    public static func delay(_ amount: TimeAmount, rule: String? = nil, rateLimited: Bool = false) -> HeadDecision {
+        HeadDecision(.delay(amount), rule: rule, rateLimited: rateLimited)
     }
     public static func awaitBody(rule: String? = nil) -> HeadDecision { HeadDecision(.awaitBody, rule: rule) }
 }

@@ -30,9 +30,14 @@ public struct MediationReport: Sendable, Equatable {
     public var type: MessageType
     public var profile: String?
     public var rule: String?
-    /// `deny 403`, `deny 403 + norev` (a refused `rev`, ``NoRevNotice``), `drop`, `delay 250ms`,
-    /// `replace`, `answer`, `hold-ack 2s`.
+    /// What was done, for people: `deny 403`, `deny 403 + norev` (a refused `rev`,
+    /// ``NoRevNotice``), `drop`, `delay 250ms`, `replace`, `answer`, `hold-ack 2s`.
     public var action: String
+    /// What kind of intervention it was, typed (metrics key on this, never on ``action``).
+    public var kind: VerdictKind
+    /// For a hold: how long, and whether a rate limit caused it.
+    public var delay: TimeAmount? = nil
+    public var rateLimited = false
 }
 
 /// What the session must do after one received frame or one timer.

@@ -7,9 +7,9 @@ extension SessionMediator {
                other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
         switch decision.action {
         case .pass: try forward(message, lane: lane, into: &output)
-        case .deny(let error): try refuse(message, with: error, rule: decision.rule, lane: lane, other: other, into: &output)
-        case .drop: try refuse(message, with: nil, rule: decision.rule, lane: lane, other: other, into: &output)
-        case .delay(let amount): hold(message, for: amount, rule: decision.rule, lane: lane, into: &output)
+        case .deny(let error): try refuse(message, with: error, ruling: decision.ruling, lane: lane, other: other, into: &output)
+        case .drop: try refuse(message, with: nil, ruling: decision.ruling, lane: lane, other: other, into: &output)
+        case .delay(let amount): hold(message, for: amount, ruling: decision.ruling, lane: lane, into: &output)
         case .awaitBody:
             lane.switchToReencoding()
             message.disposition = .awaitingBody
@@ -27,10 +27,10 @@ extension SessionMediator {
     /// Swallows the message; its sender gets `error` as an ERR (nil: nobody answers). A denied
     /// `rev` is not just swallowed: its receiver, which asked for it, gets a ``NoRevNotice`` in
     /// its place. A dropped one vanishes, as a drop simulates loss.
-    private func refuse(_ message: MediatedMessage, with error: ErrorReply?, rule: String?, lane: MediatedDirection,
+    private func refuse(_ message: MediatedMessage, with error: ErrorReply?, ruling: Ruling, lane: MediatedDirection,
                         other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
         if let error, let head = message.head, let notice = NoRevNotice.replacing(head, refusal: error) {
-            report(message, lane: lane, rule: rule, action: "deny \(error.code) + norev", into: &output)
+            report(message, lane: lane, ruling: ruling, action: "deny \(error.code) + norev", kind: .deny, into: &output)
             lane.switchToReencoding()
             other.switchToReencoding()
             if message.held.contains(where: { $0.flags.isCompressed }) { lane.breakDeflateStream() }
@@ -41,7 +41,8 @@ extension SessionMediator {
             if message.isComplete { try sendAnswerWhenComplete(message, lane: lane, other: other, into: &output) }
             return
         }
-        report(message, lane: lane, rule: rule, action: error.map { "deny \($0.code)" } ?? "drop", into: &output)
+        report(message, lane: lane, ruling: ruling, action: error.map { "deny \($0.code)" } ?? "drop",
+               kind: error == nil ? .drop : .deny, into: &output)
         try swallow(message, answer: error.map { .error($0) }, lane: lane, other: other, into: &output)
     }
 
@@ -54,9 +55,10 @@ extension SessionMediator {
     }
 
     /// Holds the message for `amount` (the direction is re-encoded from now on, if not yet).
-    private func hold(_ message: MediatedMessage, for amount: TimeAmount, rule: String?, lane: MediatedDirection,
+    private func hold(_ message: MediatedMessage, for amount: TimeAmount, ruling: Ruling, lane: MediatedDirection,
                       into output: inout MediatorOutput) {
-        report(message, lane: lane, rule: rule, action: "delay \(Self.describe(amount))", into: &output)
+        report(message, lane: lane, ruling: ruling, action: "delay \(Self.describe(amount))", kind: .delay,
+               delay: amount, into: &output)
         lane.switchToReencoding()
         message.disposition = .delayed(armTimer(after: amount, for: message, lane: lane, into: &output))
         lane.chargeDelayed(message.heldBytes)  // later frames are charged as they are held
@@ -67,21 +69,21 @@ extension SessionMediator {
                other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
         switch decision.action {
         case .pass: try forward(message, lane: lane, into: &output)
-        case .deny(let error): try refuse(message, with: error, rule: decision.rule, lane: lane, other: other, into: &output)
-        case .drop: try refuse(message, with: nil, rule: decision.rule, lane: lane, other: other, into: &output)
+        case .deny(let error): try refuse(message, with: error, ruling: decision.ruling, lane: lane, other: other, into: &output)
+        case .drop: try refuse(message, with: nil, ruling: decision.ruling, lane: lane, other: other, into: &output)
         case .answer(let properties, let body) where message.isRequest:
-            report(message, lane: lane, rule: decision.rule, action: "answer", into: &output)
+            report(message, lane: lane, ruling: decision.ruling, action: "answer", kind: .modify, into: &output)
             try swallow(message, answer: .answer(properties, body), lane: lane, other: other, into: &output)
         case .answer(let properties, let body):
             try replace(message, with: BLIPMessage(type: message.type, flags: message.flags, properties: properties,
-                                                   body: body), rewrite: nil, lane: lane, rule: decision.rule,
+                                                   body: body), rewrite: nil, lane: lane, ruling: decision.ruling,
                         into: &output)
         case .replace(let properties, let body, let compressed, let rewrite):
             var flags = message.flags
             flags.isCompressed = compressed
             try replace(message, with: BLIPMessage(type: message.type, flags: flags, properties: properties, body: body),
-                        rewrite: rewrite, lane: lane, rule: decision.rule, into: &output)
-        case .delay(let amount): hold(message, for: amount, rule: decision.rule, lane: lane, into: &output)
+                        rewrite: rewrite, lane: lane, ruling: decision.ruling, into: &output)
+        case .delay(let amount): hold(message, for: amount, ruling: decision.ruling, lane: lane, into: &output)
         }
     }
 
@@ -105,8 +107,8 @@ extension SessionMediator {
     }
 
     private func replace(_ message: MediatedMessage, with replacement: BLIPMessage, rewrite: ReplyRewrite?,
-                         lane: MediatedDirection, rule: String?, into output: inout MediatorOutput) throws(BLIPError) {
-        report(message, lane: lane, rule: rule, action: rewrite.map { "replace (\($0.name))" } ?? "replace",
+                         lane: MediatedDirection, ruling: Ruling, into output: inout MediatorOutput) throws(BLIPError) {
+        report(message, lane: lane, ruling: ruling, action: rewrite.map { "replace (\($0.name))" } ?? "replace", kind: .modify,
                into: &output)
         if message.flags.isCompressed { lane.breakDeflateStream() }
         message.held.removeAll()
@@ -168,13 +170,15 @@ extension SessionMediator {
         try release(message, lane: lane, into: &output)
     }
 
-    private func report(_ message: MediatedMessage, lane: MediatedDirection, rule: String?, action: String,
-                        into output: inout MediatorOutput) {
+    /// Reports an intervention; `kind` is what it was by its effect, unless the ruling names it.
+    private func report(_ message: MediatedMessage, lane: MediatedDirection, ruling: Ruling, action: String,
+                        kind: VerdictKind, delay: TimeAmount? = nil, into output: inout MediatorOutput) {
         output.reports.append(MediationReport(direction: lane.direction,
                                               number: message.isRequest ? message.number
                                                   : (message.forwardedNumber ?? message.number),
-                                              type: message.type, profile: message.head?.profile, rule: rule,
-                                              action: action))
+                                              type: message.type, profile: message.head?.profile, rule: ruling.rule,
+                                              action: action, kind: ruling.kind ?? kind, delay: delay,
+                                              rateLimited: ruling.rateLimited))
     }
 
     static func describe(_ amount: TimeAmount) -> String {

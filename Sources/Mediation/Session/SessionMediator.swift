@@ -138,7 +138,7 @@ public final class SessionMediator {
         lanes[chargedTo.rawValue].chargeDelayed(frame.readableBytes)
         output.timers.append(MediationTimer(token: nextToken, delay: delay))
         output.reports.append(MediationReport(direction: direction, number: ack.number, type: ack.type, profile: nil,
-                                              rule: nil, action: "hold-ack \(Self.describe(delay))"))
+                                              rule: nil, action: "hold-ack \(Self.describe(delay))", kind: .fault))
     }
 
     // MARK: frames

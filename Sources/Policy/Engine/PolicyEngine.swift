@@ -104,7 +104,9 @@ public final class PolicyEngine: Sendable {
             }
             let rule = entry.rule
             guard let action = resolve(rule, message, session, now: now) else { continue }
-            result.verdicts.append(PolicyVerdict(rule: rule.name, action: action, dryRun: dryRun || rule.dryRun))
+            var verdict = PolicyVerdict(rule: rule.name, action: action, dryRun: dryRun || rule.dryRun)
+            if case .rateLimit = rule.action { verdict.fromRateLimit = true }
+            result.verdicts.append(verdict)
             if action.isTerminal { break }
         }
         return result

@@ -6,6 +6,8 @@ public struct PolicyVerdict: Sendable, CustomStringConvertible {
     public var action: ResolvedAction
     /// Log it, do not do it (`--policy-dry-run`, or the rule's `dryRun: true`).
     public var dryRun: Bool
+    /// The rule is a `rateLimit` (its `delay` or `deny` is the bucket's doing).
+    public var fromRateLimit = false
 
     public var description: String { "\(rule): \(action)\(dryRun ? " (dry run)" : "")" }
 }
@@ -39,17 +41,6 @@ public enum ResolvedAction: Sendable, CustomStringConvertible {
         case .deny, .drop, .errorReply: true
         case .close(_, _, let afterForwarding): !afterForwarding
         default: false
-        }
-    }
-
-    /// The `action` label of ``RelayMetrics``' verdict counter: deny, drop, delay, modify or fault.
-    public var metricAction: String {
-        switch self {
-        case .deny: "deny"
-        case .drop: "drop"
-        case .delay: "delay"
-        case .filterChanges: "modify"
-        case .errorReply, .close, .withholdAcks, .replyLatency, .bandwidth: "fault"
         }
     }
 

@@ -21,6 +21,8 @@ final class CaptureFlusher: @unchecked Sendable {
     private var stopped = false
     private var finishWaiters: [CheckedContinuation<Void, Never>] = []
     private var started = false
+    /// Told, on this thread, what each flush or close wrote and dropped (the capture metrics).
+    var progress: (@Sendable (CaptureProgress) -> Void)?
 
     init(interval: TimeInterval, logger: Logger) {
         self.interval = interval
@@ -121,6 +123,7 @@ final class CaptureFlusher: @unchecked Sendable {
     }
 
     private func drain(_ capture: SessionCapture) {
+        defer { report(capture) }
         do {
             while true {
                 let (behind, reported) = try capture.drain()
@@ -133,12 +136,20 @@ final class CaptureFlusher: @unchecked Sendable {
     }
 
     private func closeCapture(_ capture: SessionCapture) {
+        defer { report(capture) }
         do {
             let reported = try capture.close()
             if reported > 0 { warnDropped(capture, count: reported) }
         } catch {
             logger.error("capture of session \(capture.sessionID) could not be completed: \(error)")
         }
+    }
+
+    /// Hands what `capture` wrote and dropped since its last report to ``progress``.
+    private func report(_ capture: SessionCapture) {
+        guard let progress else { return }
+        let delta = capture.takeProgress()
+        if delta != CaptureProgress() { progress(delta) }
     }
 
     private func warnDropped(_ capture: SessionCapture, count: UInt64) {

@@ -31,6 +31,8 @@ final class SessionCapture: @unchecked Sendable {
     private var holds = 0
     private var failure: (any Error)?
     private var closing = false
+    /// What ``takeProgress()`` reported so far (flusher thread only).
+    private var reported = CaptureProgress()
     /// Heads recorded from `.messageHead` events, so `.message` does not record them twice.
     private var headsSeen = Set<HeadKey>()
 
@@ -139,6 +141,15 @@ final class SessionCapture: @unchecked Sendable {
         return drops
     }
 
+    /// Records, bytes and drops since the last call (flusher thread, after a flush or the close).
+    func takeProgress() -> CaptureProgress {
+        let writer = writer.statistics
+        let now = CaptureProgress(records: writer.recordsBuffered, bytes: writer.bytesWritten, dropped: droppedRecords)
+        defer { reported = now }
+        return CaptureProgress(records: now.records - reported.records, bytes: now.bytes - reported.bytes,
+                               dropped: now.dropped - reported.dropped)
+    }
+
     private func fail(_ error: any Error) {
         lock.withLock {
             failure = error
@@ -152,4 +163,12 @@ final class SessionCapture: @unchecked Sendable {
     private func droppedRecord(_ count: UInt64) -> CaptureRecord {
         .dropped(.init(time: .now(), count: count, reason: "the capture file's disk did not keep up"))
     }
+}
+
+/// What a session's capture wrote (records handed to its file, bytes written) and dropped
+/// since the previous report: what the capture metrics count.
+public struct CaptureProgress: Sendable, Equatable {
+    public var records = 0
+    public var bytes: Int64 = 0
+    public var dropped: UInt64 = 0
 }

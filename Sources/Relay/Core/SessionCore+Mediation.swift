@@ -118,7 +118,8 @@ extension SessionCore {
             for report in output.reports {
                 observers.emit(.verdict(VerdictEvent(sessionID: info.id, direction: report.direction, number: report.number,
                                                      type: report.type, profile: report.profile, rule: report.rule,
-                                                     action: report.action)), kind: .messages)
+                                                     action: report.action, kind: report.kind, delay: report.delay,
+                                                     rateLimited: report.rateLimited)), kind: .messages)
             }
         }
         // Verdicts are reported before the answer they caused can reach its peer.

@@ -79,7 +79,7 @@ final class SessionCore {
         if configuration.mediationPolicy == nil, let store = configuration.policy {
             policyMediation = PolicyMediation(store: store, session: SessionFacts(
                 id: info.id, user: info.user, clientIP: info.clientAddress, database: info.database,
-                tls: configuration.serverTLS != nil))
+                tls: configuration.serverTLS != nil), clock: configuration.policyClock)
         }
         self.policyMediation = policyMediation
         if let policy = policyMediation ?? configuration.mediationPolicy?(info) {

@@ -51,7 +51,11 @@ public final class MetricsObserver: RelayObserver, Sendable {
         case .sessionClosed(let summary):
             closed(summary)
         case .verdict(let verdict):
-            metrics.verdict(rule: verdict.rule ?? "unnamed", action: verdict.metricAction)
+            let rule = verdict.rule ?? "unnamed"
+            metrics.verdict(rule: rule, action: verdict.metricAction)
+            if verdict.rateLimited, !verdict.dryRun, let delay = verdict.delay {
+                metrics.rateLimitDelayed(rule: rule, nanoseconds: delay.nanoseconds)
+            }
         default:
             break
         }
@@ -144,6 +148,12 @@ public final class MetricsObserver: RelayObserver, Sendable {
 
     /// Sets the stuck-sessions gauge from every live session's ``SessionAnalyzer/stuckFindings(now:)``:
     /// per reason, the number of sessions with at least one such finding.
+    /// What a capture flush wrote and dropped (the capture thread calls it).
+    @Sendable func captured(_ progress: CaptureProgress) {
+        metrics.captureWritten(records: progress.records, bytes: Int(progress.bytes))
+        if progress.dropped > 0 { metrics.captureDropped(records: Int(progress.dropped)) }
+    }
+
     public func pollStuck(now: Double = MetricsObserver.now()) {
         let live = tracks.withLockedValue { Array($0.values) }
         var counts: [String: Int] = [:]

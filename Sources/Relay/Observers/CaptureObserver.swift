@@ -68,6 +68,10 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
 
     public var statistics: Statistics { totals.withLockedValue { $0 } }
 
+    /// Reports what each flush wrote and dropped to `callback` (on the capture thread); set before
+    /// the relay starts. The relay hands it to its ``MetricsObserver``.
+    func reportProgress(to callback: @escaping @Sendable (CaptureProgress) -> Void) { flusher.progress = callback }
+
     public func prepare() throws {
         do {
             try FileManager.default.createDirectory(atPath: options.directory, withIntermediateDirectories: true)

@@ -1,4 +1,5 @@
 import BLIPCore
+import Mediation
 import BLIPNIO
 import enum Capture.CaptureLeg
 import NIOCore
@@ -79,20 +80,35 @@ public struct VerdictEvent: Sendable {
     public var profile: String?
     /// The rule that decided, when the policy named it.
     public var rule: String?
-    /// What was done: `deny 403`, `drop`, `delay 250ms`, `replace`, `answer`, `hold-ack 2s`.
+    /// What was done, for people: `deny 403`, `deny 403 + norev`, `drop`, `delay 250ms`,
+    /// `replace`, `answer`, `hold-ack 2s`, `replyLatency 300ms` …
     public var action: String
+    /// What kind of intervention it was (typed from the policy's rule, never parsed from ``action``).
+    public var kind: VerdictKind
+    /// Logged, not done (`--policy-dry-run`, `dryRun: true`).
+    public var dryRun = false
+    /// For a hold: how long; with ``rateLimited`` when a rate limit caused it.
+    public var delay: TimeAmount? = nil
+    public var rateLimited = false
 
-    /// The action as a metric label: `deny`, `drop`, `delay`, `fault` (withheld ACKs, reply
-    /// latency, closes, bandwidth), `dry_run` (logged, not done) or `modify` (replace, answer).
-    public var metricAction: String {
-        let verb = action.prefix { $0 != " " }
-        switch verb {
-        case "deny", "drop", "delay": return String(verb)
-        case "hold-ack", "withholdAcks", "replyLatency", "close", "bandwidth", "errorReply": return "fault"
-        case "dry-run": return "dry_run"
-        default: return "modify"
-        }
+    public init(sessionID: UInt64, direction: BLIPDirection, number: MessageNumber, type: MessageType, profile: String?,
+                rule: String?, action: String, kind: VerdictKind, dryRun: Bool = false, delay: TimeAmount? = nil,
+                rateLimited: Bool = false) {
+        self.sessionID = sessionID
+        self.direction = direction
+        self.number = number
+        self.type = type
+        self.profile = profile
+        self.rule = rule
+        self.action = action
+        self.kind = kind
+        self.dryRun = dryRun
+        self.delay = delay
+        self.rateLimited = rateLimited
     }
+
+    /// The action as a metric label: `deny`, `drop`, `delay`, `modify`, `fault`, or `dry_run`.
+    public var metricAction: String { dryRun ? "dry_run" : kind.rawValue }
 }
 
 public struct HandshakeRefusal: Sendable {

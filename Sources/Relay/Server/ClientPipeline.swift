@@ -150,7 +150,7 @@ struct ClientPipeline {
         guard let connections = server.configuration.policy?.connections else { return (nil, nil) }
         let facts = HandshakeFacts(clientIP: clientAddress, user: client.user, database: client.database,
                                    offeredSubprotocols: client.offeredProtocols, tls: sslContext != nil)
-        let verdict = connections.admit(facts, now: PolicyClock.now())
+        let verdict = connections.admit(facts, now: server.configuration.policyClock())
         let release = verdict.admits ? { connections.sessionClosed(facts) } : nil
         guard case .refuse(let refusal) = verdict else { return (nil, release) }
         if refusal.dryRun {

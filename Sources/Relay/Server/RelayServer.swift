@@ -40,8 +40,12 @@ public final class RelayServer: Sendable {
         self.group = group
         let logging = LoggingObserver(logger: logger, format: configuration.logFormat,
                                       redactBodies: configuration.redactBodies)
-        self.observers = ObserverSet([logging] + observers + Self.recorders(for: configuration, logger: logger))
+        let recorders = Self.recorders(for: configuration, logger: logger)
+        self.observers = ObserverSet([logging] + observers + recorders)
         self.policyMetrics = observers.lazy.compactMap { ($0 as? MetricsObserver)?.metrics }.first
+        if let metrics = observers.lazy.compactMap({ $0 as? MetricsObserver }).first {
+            for case let capture as CaptureObserver in recorders { capture.reportProgress(to: metrics.captured) }
+        }
         self.logger = logger
     }
 

@@ -64,9 +64,13 @@ final class PolicyMediation: MediationPolicy {
         case collections
     }
 
-    init(store: PolicyStore, session: SessionFacts) {
+    /// The policy's clock (``RelayConfiguration/policyClock``).
+    private let clock: @Sendable () -> UInt64
+
+    init(store: PolicyStore, session: SessionFacts, clock: @escaping @Sendable () -> UInt64 = PolicyClock.now) {
         self.store = store
         self.session = session
+        self.clock = clock
     }
 
     // MARK: MediationPolicy
@@ -82,7 +86,7 @@ final class PolicyMediation: MediationPolicy {
             pendingBody[key] = .collections  // evaluated once, at the body stage
             return .awaitBody()
         }
-        let verdicts = store.engine.evaluate(facts(head, bodySize: nil), session: session, now: PolicyClock.now())
+        let verdicts = store.engine.evaluate(facts(head, bodySize: nil), session: session, now: clock())
         if verdicts.isEmpty { return .pass }
         let decision = apply(verdicts, head: head, key: key)
         guard verdicts.needsBody else { return decision }
@@ -101,7 +105,7 @@ final class PolicyMediation: MediationPolicy {
         case .collections:
             learnCollections(message.body)
             let verdicts = store.engine.evaluate(facts(head, bodySize: message.body.readableBytes),
-                                                 session: session, now: PolicyClock.now())
+                                                 session: session, now: clock())
             return verdicts.isEmpty ? .pass : bodyDecision(apply(verdicts, head: head, key: key), message: message, head: head)
         case .filterChanges(let pattern, let rule):
             return ChangesFilter.decision(for: message, rule: rule) { !pattern.matches($0) }
@@ -112,7 +116,7 @@ final class PolicyMediation: MediationPolicy {
         case .evaluate(let headDecision):
             var facts = facts(head, bodySize: message.body.readableBytes)
             facts.attachments = Self.attachments(of: message)
-            let verdicts = store.engine.evaluate(facts, session: session, now: PolicyClock.now(), bodyRulesOnly: true)
+            let verdicts = store.engine.evaluate(facts, session: session, now: clock(), bodyRulesOnly: true)
             let decision = verdicts.isEmpty ? HeadDecision.pass : apply(verdicts, head: head, key: key)
             if case .pass = decision.action { return bodyDecision(headDecision, message: message, head: head) }
             return bodyDecision(decision, message: message, head: head)
@@ -140,12 +144,14 @@ final class PolicyMediation: MediationPolicy {
         var delay: TimeAmount?
         for verdict in verdicts.verdicts {
             if verdict.dryRun {
-                report(event(head, rule: verdict.rule, action: "dry-run \(verdict.action)"))
+                report(event(head, verdict, action: "dry-run \(verdict.action)", dryRun: true))
                 continue
             }
             switch verdict.action {
-            case .deny(let reply), .errorReply(let reply):
-                return .deny(reply, rule: verdict.rule)
+            case .deny(let reply):
+                return .deny(reply, rule: verdict.rule, kind: .deny)
+            case .errorReply(let reply):
+                return .deny(reply, rule: verdict.rule, kind: .fault)
             case .drop:
                 return .drop(rule: verdict.rule)
             case .filterChanges(let pattern):
@@ -154,21 +160,21 @@ final class PolicyMediation: MediationPolicy {
             case .delay(let nanoseconds):
                 let amount = TimeAmount.nanoseconds(Int64(nanoseconds))
                 delay = max(delay ?? .zero, amount)
-                decision = .delay(delay!, rule: verdict.rule)
+                decision = .delay(delay!, rule: verdict.rule, rateLimited: verdict.fromRateLimit)
             case .replyLatency(let nanoseconds):
                 replyDelays[ReplyKey(direction: head.direction, number: head.number, isRequest: true)] =
                     .nanoseconds(Int64(nanoseconds))
-                report(event(head, rule: verdict.rule, action: "\(verdict.action)"))
+                report(event(head, verdict, action: "\(verdict.action)"))
             case .withholdAcks(let nanoseconds):
                 ackHoldUntil[head.direction.reversed.rawValue] = .now() + .nanoseconds(Int64(nanoseconds))
-                report(event(head, rule: verdict.rule, action: "\(verdict.action)"))
+                report(event(head, verdict, action: "\(verdict.action)"))
             case .bandwidth(let rate):
                 if case .pass = decision.action {
                     pendingBody[key] = .bandwidth(rate, rule: verdict.rule)
                     decision = .awaitBody(rule: verdict.rule)
                 }
             case .close(let code, let reason, let afterForwarding):
-                report(event(head, rule: verdict.rule, action: "\(verdict.action)"))
+                report(event(head, verdict, action: "\(verdict.action)"))
                 closeSession(code, reason)
                 if !afterForwarding { return .drop(rule: verdict.rule) }
             }
@@ -189,9 +195,23 @@ final class PolicyMediation: MediationPolicy {
         }
     }
 
-    private func event(_ head: MediatedHead, rule: String, action: String) -> VerdictEvent {
+    /// The event for a verdict the mediator does not carry out itself (reply latency, held ACKs,
+    /// closes, dry runs), its kind the rule's.
+    private func event(_ head: MediatedHead, _ verdict: PolicyVerdict, action: String, dryRun: Bool = false) -> VerdictEvent {
         VerdictEvent(sessionID: session.id, direction: head.direction, number: head.number, type: head.type,
-                     profile: head.profile, rule: rule, action: action)
+                     profile: head.profile, rule: verdict.rule, action: action, kind: Self.kind(of: verdict.action),
+                     dryRun: dryRun)
+    }
+
+    /// A resolved action's kind of intervention.
+    static func kind(of action: ResolvedAction) -> VerdictKind {
+        switch action {
+        case .deny: .deny
+        case .drop: .drop
+        case .delay: .delay
+        case .filterChanges: .modify
+        case .errorReply, .close, .withholdAcks, .replyLatency, .bandwidth: .fault
+        }
     }
 
     // MARK: facts
