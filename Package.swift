@@ -189,6 +189,16 @@ let package = Package(
             dependencies: ["Policy", "BLIPCore", "BLIPTestSupport"]
         ),
         .testTarget(
+            name: "InteropTests",
+            dependencies: [
+                "Gateway", "Relay", "Replay", "Policy", "Capture", "BLIPNIO", "BLIPCore", "Replication",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
             name: "CaptureTests",
             dependencies: ["Capture", "BLIPCore", "BLIPTestSupport", "WebSocketWire"],
             resources: [.copy("Fixtures")]

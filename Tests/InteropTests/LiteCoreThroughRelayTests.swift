@@ -1,0 +1,203 @@
+import BLIPCore
+import Foundation
+import Gateway
+import Policy
+import Relay
+import Replication
+import Testing
+
+/// Couchbase Lite's own engine (the `cblite` tool, LiteCore 3.1) replicating with the embedded
+/// gateway through the relay. Opt-in: set `BLIPSCOPE_CBLITE` to the tool's path. Every scenario
+/// ends with the relay having decoded every message (0 decode errors) and LiteCore having
+/// finished, or stopped for the documented reason, never for a protocol error.
+@Suite(.serialized, .enabled(if: CBLite.available, "set BLIPSCOPE_CBLITE to a cblite 3.1 binary"))
+struct LiteCoreThroughRelayTests {
+    @Test func pushAndPullOneThousandDocumentsWithLargeOnesAndDeletions() async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        let harness = try await InteropHarness.start()
+        let source = try cblite.database("source", holding: mixedDocuments(1000))
+        let pushed = try cblite.run(["push", source, harness.url()])
+        #expect(pushed.status == 0 && pushed.output.contains("Completed 1000 docs"), "\(pushed.output)")
+        #expect(harness.database.documentCount() == 1000)
+        for id in ["doc-0001", "doc-0002", "doc-0100"] { _ = try cblite.run(["rm", source, id]) }
+        let again = try cblite.run(["push", source, harness.url()])
+        #expect(again.status == 0, "\(again.output)")
+        #expect(harness.database.document("doc-0100")?.isDeleted == true)
+
+        let copy = try cblite.database("copy")
+        let pulled = try cblite.run(["pull", copy, harness.url()])
+        #expect(pulled.status == 0, "\(pulled.output)")
+        #expect(try cblite.documentIDs(copy).count == 997)
+        #expect(harness.events.decodeErrors == 0)
+        try await harness.shutdown()
+    }
+
+    @Test func aBlobOfSeveralMegabytesTravelsBothWays() async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        let blob = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        let harness = try await InteropHarness.start(databases: ["db", "other"], seed: { database in
+            _ = try database.put("photo", body: ["title": .string("a picture")],
+                                 attachments: ["photo.png": Attachment(contentType: "image/png", data: blob)])
+        })
+        let local = try cblite.database("local")
+        let pulled = try cblite.run(["pull", local, harness.url()])
+        #expect(pulled.status == 0, "\(pulled.output)")
+        #expect(cblite.blobCount(local) == 1, "LiteCore fetched the blob with getAttachment")
+        let pushed = try cblite.run(["push", local, harness.url("other")])
+        #expect(pushed.status == 0, "\(pushed.output)")
+        let digest = GatewayDatabase.attachmentDigest(of: blob)
+        #expect(harness.databases[1].hasAttachment(digest: digest), "the gateway fetched LiteCore's blob")
+        #expect(harness.events.decodeErrors == 0)
+        try await harness.shutdown()
+    }
+
+    @Test func aConflictingPushKeepsTheGatewaysRevision() async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        let harness = try await InteropHarness.start(seed: { try $0.put("shared", body: ["v": .number("1")]) })
+        let local = try cblite.database("local")
+        _ = try cblite.run(["pull", local, harness.url()])
+        _ = try cblite.run(["put", local, "shared", #"{"v":"mine"}"#])
+        let theirs = try harness.database.put("shared", body: ["v": .string("theirs")])
+        let pushed = try cblite.run(["push", local, harness.url()])
+        // cblite reports a conflict as a document not pushed (it has no resolver), not as an error.
+        #expect(pushed.status == 0 && pushed.output.contains("Completed 0 docs"), "\(pushed.output)")
+        #expect(harness.database.document("shared")?.currentRevID == theirs)
+        #expect(harness.events.decodeErrors == 0)
+        try await harness.shutdown()
+    }
+
+    @Test func aContinuousPullReceivesALaterChange() async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        let harness = try await InteropHarness.start(seed: { try $0.put("first", body: ["n": .number("1")]) })
+        let local = try cblite.database("local")
+        let pull = try cblite.start(["pull", "--continuous", local, harness.url()])
+        try await withDeadline(.seconds(60)) { await harness.events.wait { $0.revsStoredByClient == 1 } }
+        _ = try harness.database.put("later", body: ["n": .number("2")])
+        try await withDeadline(.seconds(60)) { await harness.events.wait { $0.revsStoredByClient == 2 } }
+        let stopped = try pull.stop()
+        #expect(!stopped.output.contains("ERROR"), "\(stopped.output)")
+        #expect(try cblite.documentIDs(local) == ["first", "later"])
+        #expect(harness.events.decodeErrors == 0)
+        try await harness.shutdown()
+    }
+
+    // MARK: mediating
+
+    /// Runs a LiteCore pull through a relay with `policy`, from a gateway holding `count` documents.
+    private func pull(_ count: Int, policy yaml: String, clock: (@Sendable () -> UInt64)? = nil)
+        async throws -> (result: CBLite.Result, ids: [String], harness: InteropHarness, cblite: CBLite) {
+        let cblite = try CBLite()
+        let harness = try await InteropHarness.start(seed: { database in
+            for index in 0..<count { _ = try database.put(String(format: "doc-%04d", index), body: ["n": .number(String(index))]) }
+        }, relay: { configuration in
+            configuration.policy = PolicyStore(document: try PolicyDocument(yaml: yaml))
+            if let clock { configuration.policyClock = clock }
+        })
+        let local = try cblite.database("local")
+        let result = try cblite.run(["pull", local, harness.url()])
+        return (result, try cblite.documentIDs(local), harness, cblite)
+    }
+
+    @Test func aPullWithDeniedRevsEndsWithTheOthers() async throws {
+        let (result, ids, harness, cblite) = try await pull(200, policy: """
+            rules:
+              - name: no-0-9
+                match: { from: server, type: request, profile: rev, doc: "doc-000*" }
+                action: { deny: { code: 403, message: "withheld" } }
+            """)
+        defer { cblite.cleanUp() }
+        #expect(result.status == 0, "\(result.output)")
+        #expect(ids.count == 190)
+        #expect(harness.events.verdicts.filter { $0.action == "deny 403 + norev" }.count == 10)
+        #expect(harness.events.decodeErrors == 0)
+        try await harness.shutdown()
+    }
+
+    @Test func aFilteredPullARateLimitedOneAndADelayedOneComplete() async throws {
+        for policy in [
+            """
+            rules:
+              - { name: hide, match: { from: server, type: request, profile: changes }, action: { filterChanges: { doc: "doc-001*" } } }
+            """,
+            """
+            rules:
+              - { name: slow, match: { from: server, type: request, profile: rev }, action: { rateLimit: { perSecond: 200, burst: 20, key: session, onExceed: delay } } }
+            """,
+            """
+            rules:
+              - { name: think, match: { from: server, type: request, profile: changes }, action: { delay: 50ms } }
+            """,
+        ] {
+            let (result, ids, harness, cblite) = try await pull(100, policy: policy)
+            defer { cblite.cleanUp() }
+            #expect(result.status == 0, "\(result.output)")
+            #expect(ids.count == (policy.contains("filterChanges") ? 90 : 100), "\(policy)")
+            #expect(harness.events.decodeErrors == 0)
+            try await harness.shutdown()
+        }
+    }
+
+    @Test func aReadOnlyPolicyRefusesThePushAndLiteCoreSaysWhy() async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        let harness = try await InteropHarness.start(relay: { configuration in
+            configuration.policy = PolicyStore(document: try PolicyDocument(yaml: "rules:\n  - { name: guests, action: readOnly }"))
+        })
+        let source = try cblite.database("source", holding: mixedDocuments(20, largeEvery: 1000))
+        let pushed = try cblite.run(["push", source, harness.url()])
+        #expect(pushed.output.contains("403"), "\(pushed.output)")
+        #expect(harness.database.documentCount() == 0)
+        #expect(harness.events.decodeErrors == 0)
+        try await harness.shutdown()
+    }
+
+    @Test func aPushWithMoreThanTwoHundredDeniedRevsDoesNotStall() async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        let harness = try await InteropHarness.start(relay: { configuration in
+            configuration.policy = PolicyStore(document: try PolicyDocument(yaml: """
+                rules:
+                  - { name: drafts, match: { from: client, type: request, profile: rev, doc: "draft-*" }, action: { deny: { code: 403 } } }
+                """))
+        })
+        let documents = mixedDocuments(300, prefix: "draft", largeEvery: 1000) + mixedDocuments(50, prefix: "note", largeEvery: 1000)
+        let source = try cblite.database("source", holding: documents)
+        let pushed = try cblite.run(["push", source, harness.url()], seconds: 60)
+        #expect(pushed.status == 0, "\(pushed.output)")
+        #expect(harness.database.documentCount() == 50)
+        #expect(harness.events.decodeErrors == 0)
+        try await harness.shutdown()
+    }
+
+    @Test func aCloseFaultStopsLiteCoreWithItsCode() async throws {
+        let (result, _, harness, cblite) = try await pull(300, policy: """
+            rules:
+              - name: cut
+                match: { from: server, type: request, profile: rev }
+                action: { close: { code: 1011, reason: "injected", afterMessages: 20 }, limit: 1 }
+            """)
+        defer { cblite.cleanUp() }
+        #expect(result.output.contains("1011") || result.output.lowercased().contains("unexpected"), "\(result.output)")
+        #expect(!result.output.lowercased().contains("checksum") && !result.output.lowercased().contains("deflate"))
+        #expect(harness.events.decodeErrors == 0)
+        try await harness.shutdown()
+    }
+}
+
+/// Runs `body`, failing when it takes longer than `limit`.
+func withDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            throw CBLiteFailure("no answer within \(limit)")
+        }
+        let result = try await group.next()!
+        group.cancelAll()
+        return result
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Couchbase's `cblite` tool (LiteCore 3.1, the engine of Couchbase Lite), run as a real client.
+/// Opt-in: `BLIPSCOPE_CBLITE` names the binary; without it these tests are skipped. Built from
+/// public source outside this repository.
+struct CBLite: Sendable {
+    static let path = ProcessInfo.processInfo.environment["BLIPSCOPE_CBLITE"]
+    static var available: Bool { path.map { FileManager.default.isExecutableFile(atPath: $0) } ?? false }
+
+    /// A scratch directory for databases, removed by ``cleanUp()``.
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-cblite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    func cleanUp() { try? FileManager.default.removeItem(at: directory) }
+
+    /// A database path in the scratch directory, created with its `Attachments/` folder
+    /// (LiteCore 3.1's blob store does not make it on demand).
+    func database(_ name: String) throws -> String {
+        let path = directory.appendingPathComponent("\(name).cblite2").path
+        if !FileManager.default.fileExists(atPath: path) {
+            let made = try run(["--create", "ls", path])
+            guard made.status == 0 else { throw CBLiteFailure(made.output) }
+        }
+        try FileManager.default.createDirectory(atPath: path + "/Attachments", withIntermediateDirectories: true)
+        return path
+    }
+
+    /// A database holding `documents` (JSON objects with `_id`), imported with `cblite cp`.
+    func database(_ name: String, holding documents: [[String: Any]]) throws -> String {
+        let json = directory.appendingPathComponent("\(name).json")
+        let lines = try documents.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+        try (lines.joined(separator: "\n") + "\n").write(to: json, atomically: true, encoding: .utf8)
+        let path = directory.appendingPathComponent("\(name).cblite2").path
+        let copied = try run(["cp", json.path, path])
+        guard copied.status == 0 else { throw CBLiteFailure(copied.output) }
+        try FileManager.default.createDirectory(atPath: path + "/Attachments", withIntermediateDirectories: true)
+        return path
+    }
+
+    /// The document IDs of a database (deleted ones are not listed).
+    func documentIDs(_ database: String) throws -> [String] {
+        let listed = try run(["ls", database])
+        return listed.output.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init).sorted()
+    }
+
+    /// Files in a database's blob store.
+    func blobCount(_ database: String) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: database + "/Attachments"))?.count ?? 0
+    }
+
+    struct Result: Sendable {
+        var status: Int32
+        var output: String
+    }
+
+    /// Runs `cblite` with `arguments`, waiting at most `seconds` (then it is killed and the result
+    /// says so with status -9).
+    func run(_ arguments: [String], seconds: Double = 120) throws -> Result {
+        let process = try start(arguments)
+        return try process.finish(within: seconds)
+    }
+
+    func start(_ arguments: [String]) throws -> Running {
+        try Running(arguments: arguments)
+    }
+
+    /// A `cblite` process under way (e.g. a continuous pull).
+    final class Running: @unchecked Sendable {
+        let process = Process()
+        private let pipe = Pipe()
+        private let collected = NIOLockedValueBox(Data())
+        private let done = DispatchSemaphore(value: 0)
+
+        init(arguments: [String]) throws {
+            process.executableURL = URL(fileURLWithPath: CBLite.path!)
+            process.arguments = arguments
+            process.standardOutput = pipe
+            process.standardError = pipe
+            process.standardInput = FileHandle.nullDevice
+            let collected = collected
+            pipe.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                collected.withLockedValue { $0.append(data) }
+            }
+            process.terminationHandler = { [done] _ in done.signal() }
+            try process.run()
+        }
+
+        var output: String { String(decoding: collected.withLockedValue { $0 }, as: UTF8.self) }
+
+        /// Waits for the end, at most `seconds`; kills the process past that.
+        func finish(within seconds: Double) throws -> Result {
+            if done.wait(timeout: .now() + seconds) == .timedOut {
+                process.terminate()
+                _ = done.wait(timeout: .now() + 10)
+                return Result(status: -9, output: output + "\n[killed after \(seconds) s]")
+            }
+            pipe.fileHandleForReading.readabilityHandler = nil
+            let rest = pipe.fileHandleForReading.readDataToEndOfFile()
+            collected.withLockedValue { $0.append(rest) }
+            return Result(status: process.terminationStatus, output: output)
+        }
+
+        /// Stops it and waits for the end.
+        func stop() throws -> Result {
+            // SIGKILL: the test runner spawns children with SIGTERM and SIGINT blocked; committed
+            // documents survive (SQLite WAL).
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return try finish(within: 30)
+        }
+    }
+}
+
+struct CBLiteFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ output: String) { description = "cblite failed: \(output)" }
+}
+
+/// Documents of mixed sizes, as a user's: small ones, some of a few KB, and every
+/// `largeEvery`-th over 200 KB, so its messages span many frames.
+func mixedDocuments(_ count: Int, prefix: String = "doc", largeEvery: Int = 100) -> [[String: Any]] {
+    (0..<count).map { index in
+        var document: [String: Any] = ["_id": String(format: "\(prefix)-%04d", index), "n": index,
+                                       "text": String(repeating: "lorem ipsum ", count: [1, 10, 100, 400][index % 4])]
+        if index % largeEvery == 0 { document["big"] = String(repeating: "abcdefghij", count: 21_000) }
+        return document
+    }
+}

@@ -1,0 +1,123 @@
+import BLIPCore
+import Foundation
+import Gateway
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Policy
+import Relay
+
+/// The embedded gateway and a relay in front of it, on loopback, for real clients to use.
+final class InteropHarness: Sendable {
+    let group: MultiThreadedEventLoopGroup
+    let gateway: GatewayServer
+    let databases: [GatewayDatabase]
+    let relay: RelayServer
+    let relayPort: Int
+    let events: EventCounter
+
+    var database: GatewayDatabase { databases[0] }
+
+    /// The database `name` through the relay (`wss` when the relay serves TLS).
+    func url(_ name: String = "db", secure: Bool = false) -> String {
+        "\(secure ? "wss" : "ws")://127.0.0.1:\(relayPort)/\(name)"
+    }
+
+    private init(group: MultiThreadedEventLoopGroup, gateway: GatewayServer, databases: [GatewayDatabase],
+                 relay: RelayServer, relayPort: Int, events: EventCounter) {
+        self.group = group
+        self.gateway = gateway
+        self.databases = databases
+        self.relay = relay
+        self.relayPort = relayPort
+        self.events = events
+    }
+
+    static func start(databases names: [String] = ["db"], seed: (GatewayDatabase) throws -> Void = { _ in },
+                      relay configure: (inout RelayConfiguration) throws -> Void = { _ in }) async throws -> InteropHarness {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        let databases = names.map { GatewayDatabase(name: $0) }
+        try seed(databases[0])
+        var gatewayConfiguration = GatewayConfiguration(databases: databases)
+        gatewayConfiguration.port = 0
+        let gateway = try await GatewayServer.start(gatewayConfiguration, group: group)
+        var configuration = RelayConfiguration(upstream: .single(UpstreamURL(secure: false, host: "127.0.0.1",
+                                                                             port: gateway.port)))
+        configuration.listenPort = 0
+        try configure(&configuration)
+        let events = EventCounter()
+        var logger = Logger(label: "interop.relay")
+        logger.logLevel = .error
+        let relay = RelayServer(configuration: configuration, group: group, logger: logger, observers: [events])
+        let address = try await relay.start()
+        return InteropHarness(group: group, gateway: gateway, databases: databases, relay: relay,
+                              relayPort: address.port!, events: events)
+    }
+
+    func shutdown() async throws {
+        try await relay.shutdown()
+        try await gateway.stop()
+        try await group.shutdownGracefully()
+    }
+}
+
+/// Counts what a real client's sessions through the relay did: decode errors, closes, verdicts,
+/// the `rev`s that reached the client, by document, and the client's answers to them.
+final class EventCounter: RelayObserver, Sendable {
+    let interests: RelayEventInterests = [.sessions, .messages]
+    private let state = NIOLockedValueBox(State())
+
+    struct State {
+        var decodeErrors = 0
+        var summaries: [SessionSummary] = []
+        var verdicts: [VerdictEvent] = []
+        var revsToClient: [String] = []
+        /// The client's RPYs to `rev` requests: each one stored (LiteCore answers after it commits).
+        var revsStoredByClient = 0
+        var waiters: [UUID: (condition: @Sendable (State) -> Bool, continuation: CheckedContinuation<Void, Never>)] = [:]
+    }
+
+    func observe(_ event: RelayEvent) {
+        var resumed: [CheckedContinuation<Void, Never>] = []
+        state.withLockedValue { state in
+            switch event {
+            case .decodeError: state.decodeErrors += 1
+            case .sessionClosed(let summary): state.summaries.append(summary)
+            case .verdict(let verdict): state.verdicts.append(verdict)
+            case .message(let message) where message.direction == .serverToClient && message.message.profile == "rev":
+                if let id = message.message.properties["id"] { state.revsToClient.append(id) }
+            case .message(let message) where message.direction == .clientToServer && message.requestProfile == "rev"
+                && message.message.type == .response:
+                state.revsStoredByClient += 1
+            default: return
+            }
+            for (key, waiter) in state.waiters where waiter.condition(state) {
+                resumed.append(waiter.continuation)
+                state.waiters[key] = nil
+            }
+        }
+        for continuation in resumed { continuation.resume() }
+    }
+
+    var decodeErrors: Int { state.withLockedValue { $0.decodeErrors } }
+    var summaries: [SessionSummary] { state.withLockedValue { $0.summaries } }
+    var verdicts: [VerdictEvent] { state.withLockedValue { $0.verdicts } }
+
+    /// Returns once `condition` holds (re-checked on every event), or the task is cancelled.
+    func wait(until condition: @escaping @Sendable (State) -> Bool) async {
+        let key = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = state.withLockedValue { state -> Bool in
+                    if condition(state) || Task.isCancelled { return true }
+                    state.waiters[key] = (condition, continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLockedValue { $0.waiters.removeValue(forKey: key) }?.continuation.resume()
+        }
+    }
+}
