@@ -1,4 +1,7 @@
 import BLIPCore
+import BLIPNIO
+import NIOPosix
+import Replay
 import Foundation
 import Gateway
 import Policy
@@ -199,5 +202,69 @@ func withDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable ()
         let result = try await group.next()!
         group.cancelAll()
         return result
+    }
+}
+
+/// LiteCore over wss to the relay, and a captured LiteCore session replayed to LiteCore.
+@Suite(.serialized, .enabled(if: CBLite.available, "set BLIPSCOPE_CBLITE to a cblite 3.1 binary"))
+struct LiteCoreTLSAndReplayTests {
+    /// A self-signed certificate for 127.0.0.1 that LiteCore's TLS (mbedTLS) accepts: its
+    /// subjectAltName carries `DNS:127.0.0.1` besides `IP:127.0.0.1`.
+    static func certificate(in directory: URL) throws -> (certificate: String, key: String) {
+        let certificate = directory.appendingPathComponent("relay.crt").path, key = directory.appendingPathComponent("relay.key").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                             "-addext", "subjectAltName=IP:127.0.0.1,DNS:127.0.0.1,DNS:localhost",
+                             "-keyout", key, "-out", certificate]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw CBLiteFailure("openssl could not make a certificate") }
+        return (certificate, key)
+    }
+
+    @Test func aPullOverWSS() async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        let tls = try Self.certificate(in: cblite.directory)
+        let harness = try await InteropHarness.start(seed: { database in
+            for index in 0..<50 { _ = try database.put("doc-\(index)", body: ["n": .number(String(index))]) }
+        }, relay: { $0.serverTLS = BLIPServerTLS(certificateChainPath: tls.certificate, privateKeyPath: tls.key) })
+        let local = try cblite.database("local")
+        let pulled = try cblite.run(["pull", "--cacert", tls.certificate, local, harness.url(secure: true)])
+        #expect(pulled.status == 0 && pulled.output.contains("Completed 50 docs"), "\(pulled.output)")
+        #expect(harness.events.decodeErrors == 0)
+        try await harness.shutdown()
+    }
+
+    @Test func aCapturedPullServedByReplayToANewLiteCore() async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        let captures = cblite.directory.appendingPathComponent("captures")
+        let harness = try await InteropHarness.start(seed: { database in
+            for document in mixedDocuments(120, largeEvery: 60) {
+                let id = document["_id"] as! String
+                var body: [String: JSONValue] = [:]
+                for (key, value) in document where key != "_id" {
+                    body[key] = (value as? Int).map { .number(String($0)) } ?? .string(value as! String)
+                }
+                _ = try database.put(id, body: body)
+            }
+        }, relay: { $0.captureDirectory = captures.path })
+        let first = try cblite.database("first")
+        #expect(try cblite.run(["pull", first, harness.url()]).status == 0)
+        try await harness.shutdown()  // the capture is complete once the relay has shut down
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: captures.path).first { $0.hasSuffix(".blipcap") })
+        let script = try CapturedSession.load(path: captures.appendingPathComponent(file).path, session: nil).script(for: .server)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await ReplayServer.start(script, configuration: ReplayConfiguration(), group: group)
+        let second = try cblite.database("second")
+        let replayed = try cblite.run(["pull", second, "ws://127.0.0.1:\(server.port)/db"], seconds: 60)
+        await server.stop()
+        try await group.shutdownGracefully()
+        #expect(replayed.status == 0 && replayed.output.contains("Completed 120 docs"), "\(replayed.output)")
+        #expect(try cblite.documentIDs(second) == cblite.documentIDs(first))
     }
 }
