@@ -111,6 +111,16 @@ import Testing
         try await harness.shutdown()
     }
 
+    @Test func aMalformedRequestGets400AndTheRefusalIsLogged() async throws {
+        let harness = try await RelayHarness.start()
+        let client = try await RawUpgradeClient.send("GET /db/_blipsync HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n",
+                                                     port: harness.relayAddress.port!, group: harness.group)
+        #expect(try await client.responseHead().first == "HTTP/1.1 400 Bad Request")
+        let refused = try await harness.recorder.first { if case .handshakeRefused = $0 { true } else { false } }
+        if case .handshakeRefused(let refusal) = refused { #expect(refusal.reason.contains("malformed HTTP request")) }
+        try await harness.shutdown()
+    }
+
     @Test func bothBlipScopeClientsReachAnUpstreamThatWantsConnectionUpgradeSpelledExactly() async throws {
         let harness = try await RelayHarness.start(upstream: Self.liteCoreLikeUpstream)
         let relayed = try #require(try await harness.connect().connection, "the relay's upstream request was refused")

@@ -29,6 +29,12 @@ struct ClientPipeline {
                 observers.emit(.handshakeRefused(HandshakeRefusal(clientAddress: clientAddress, target: head.uri,
                                                                   status: refusal.status, reason: refusal.reason)),
                                kind: .sessions)
+            },
+            onMalformed: { reason in
+                guard observers.wants(.sessions) else { return }
+                observers.emit(.handshakeRefused(HandshakeRefusal(clientAddress: clientAddress, target: "-",
+                                                                  status: .badRequest, reason: reason)),
+                               kind: .sessions)
             })
         let pending = Pending(handshake: handshake)
         let bound = NIOLoopBound(pending, eventLoop: channel.eventLoop)

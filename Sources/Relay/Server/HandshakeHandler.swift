@@ -25,10 +25,15 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let classify: (HTTPRequestHead) -> RelayError
     private let onRefused: (HTTPRequestHead, Refusal) -> Void
 
+    /// Told why a request that could not be parsed was refused (NIO answered it 400).
+    private let onMalformed: (String) -> Void
+
     init(classify: @escaping (HTTPRequestHead) -> RelayError,
-         onRefused: @escaping (HTTPRequestHead, Refusal) -> Void) {
+         onRefused: @escaping (HTTPRequestHead, Refusal) -> Void,
+         onMalformed: @escaping (String) -> Void = { _ in }) {
         self.classify = classify
         self.onRefused = onRefused
+        self.onMalformed = onMalformed
     }
 
     static func refusal(for error: RelayError) -> Refusal {
@@ -74,6 +79,10 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// A declined upgrade surfaces as an error before the request reaches `channelRead`.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if error is NIOWebSocketUpgradeError { return }
+        if let parse = error as? HTTPParserError, !sawHead {
+            // NIO's protocol error handler has answered 400 already; the refusal is logged here.
+            onMalformed("malformed HTTP request: \(parse)")
+        }
         context.close(promise: nil)
     }
 }
