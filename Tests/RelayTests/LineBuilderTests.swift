@@ -29,6 +29,20 @@ import Testing
                 + " ms=0.000 ms=0.433 ms=12345.678 ms=5.000")
     }
 
+    /// A peer's value or property name with a newline or ESC cannot fake a log line or drive a
+    /// terminal: control characters are escaped in text as in JSON.
+    @Test func textEscapesControlCharactersSoLinesCannotBeForged() {
+        let forged = "x\n2026-11-24T00:00:00.000000Z event=close session=9\u{1B}[2J"
+        let text = Self.line(json: false) { line in
+            line.text("db", forged)
+            Array("na\nme".utf8).withUnsafeBytes { key in
+                Array("v\r".utf8).withUnsafeBytes { value in line.raw(key, value) }
+            }
+        }
+        #expect(!text.contains("\n") && !text.contains("\u{1B}") && !text.contains("\r"), "\(text)")
+        #expect(text == #" db="x\n2026-11-24T00:00:00.000000Z event=close session=9\u001b[2J" na\nme="v\r""#)
+    }
+
     @Test func textQuotesOnlyWhatItMust() {
         let text = Self.line(json: false) { line in
             line.text("a", "plain")

@@ -181,19 +181,28 @@ struct LineBuilder: ~Copyable {
         }
     }
 
-    /// ` key=`: text keys are never quoted.
+    /// ` key=`: text keys are never quoted; control characters in one (a peer's property name)
+    /// are escaped as in JSON.
     private mutating func beginTextField(_ key: UnsafeRawBufferPointer) {
         reserve(key.count + 2)
         put(0x20)
-        put(key)
+        if key.contains(where: { $0 < 0x20 || $0 == 0x7F }) { escapedJSON(key) } else { put(key) }
         put(0x3D)
     }
 
-    /// A string value: JSON-escaped in quotes, or in text quoted only when it must be.
+    /// A string value: JSON-escaped in quotes, or in text quoted only when it must be. Control
+    /// characters (a newline, ESC) are escaped in text too, as JSON writes them, so a peer's value
+    /// cannot start a fake log line or drive a terminal; a backslash is then doubled.
     private mutating func quoted(_ value: UnsafeRawBufferPointer) {
         if json {
             quotedJSON(value)
-        } else if value.contains(where: { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D }) {
+        } else if value.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x7F }) {
+            if value.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+                byte(0x22)
+                escapedJSON(value)
+                byte(0x22)
+                return
+            }
             reserve(2 * value.count + 2)
             put(0x22)
             if value.contains(0x22) {
@@ -240,7 +249,7 @@ struct LineBuilder: ~Copyable {
             case 0x0A: append("\\n")
             case 0x0D: append("\\r")
             case 0x09: append("\\t")
-            case ..<0x20:
+            case ..<0x20, 0x7F:
                 append("\\u00")
                 self.byte(Self.hexDigits.utf8Start[Int(byte >> 4)])
                 self.byte(Self.hexDigits.utf8Start[Int(byte & 0xF)])
