@@ -21,6 +21,8 @@ struct PcapExportTests {
         let exporter = try PcapExporter(path: pcap)
         try exporter.export(imported.connections)
         exporter.close()
+        let mode = try FileManager.default.attributesOfItem(atPath: pcap)[.posixPermissions] as? Int
+        #expect(mode == 0o600, "a pcap holds the traffic: its owner's only")
         return pcap
     }
 

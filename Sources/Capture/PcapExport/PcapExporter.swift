@@ -1,6 +1,9 @@
 import CPcap
 import Crypto
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import WebSocketWire
 
 /// Writes connections as a classic pcap file (Ethernet, nanosecond timestamps) through libpcap,
@@ -22,8 +25,15 @@ public final class PcapExporter {
     private var closed = false
     public private(set) var packetsWritten = 0
 
-    /// Creates (or replaces) the pcap file at `path`.
+    /// Creates (or replaces) the pcap file at `path`, readable by its owner only (mode 0600, as
+    /// capture files are: it holds the traffic).
     public init(path: String) throws {
+        // libpcap opens with fopen (0666 less the umask); make the file first, private.
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            fchmod(descriptor, 0o600)
+            Glibc.close(descriptor)
+        }
         guard let dead = pcap_open_dead_with_tstamp_precision(
             Int32(DLT_EN10MB), 65_535, UInt32(PCAP_TSTAMP_PRECISION_NANO)
         ) else {
