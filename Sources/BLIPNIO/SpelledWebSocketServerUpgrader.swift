@@ -4,16 +4,22 @@ import NIOWebSocket
 
 /// NIO's WebSocket server upgrader, whose 101 says `Connection: Upgrade` as Sync Gateway and
 /// LiteCore write it rather than NIO's lower-case `upgrade` (wire-format reference §1.2); the
-/// handshake itself (`Sec-WebSocket-Accept`, version check) is NIO's.
-struct SpelledWebSocketServerUpgrader: HTTPServerProtocolUpgrader, Sendable {
+/// handshake itself (`Sec-WebSocket-Accept`, version check) is NIO's. `upgraded`, when given,
+/// replaces NIO's pipeline set-up after the 101 (the relay installs no frame handler at all).
+public struct SpelledWebSocketServerUpgrader: HTTPServerProtocolUpgrader, Sendable {
     private let upgrader: NIOWebSocketServerUpgrader
+    private let upgraded: (@Sendable (Channel, HTTPRequestHead) -> EventLoopFuture<Void>)?
 
-    init(_ upgrader: NIOWebSocketServerUpgrader) { self.upgrader = upgrader }
+    public init(_ upgrader: NIOWebSocketServerUpgrader,
+                upgraded: (@Sendable (Channel, HTTPRequestHead) -> EventLoopFuture<Void>)? = nil) {
+        self.upgrader = upgrader
+        self.upgraded = upgraded
+    }
 
-    var supportedProtocol: String { upgrader.supportedProtocol }
-    var requiredUpgradeHeaders: [String] { upgrader.requiredUpgradeHeaders }
+    public var supportedProtocol: String { upgrader.supportedProtocol }
+    public var requiredUpgradeHeaders: [String] { upgrader.requiredUpgradeHeaders }
 
-    func buildUpgradeResponse(channel: Channel, upgradeRequest: HTTPRequestHead,
+    public func buildUpgradeResponse(channel: Channel, upgradeRequest: HTTPRequestHead,
                               initialResponseHeaders: HTTPHeaders) -> EventLoopFuture<HTTPHeaders> {
         upgrader.buildUpgradeResponse(channel: channel, upgradeRequest: upgradeRequest,
                                       initialResponseHeaders: initialResponseHeaders)
@@ -24,7 +30,8 @@ struct SpelledWebSocketServerUpgrader: HTTPServerProtocolUpgrader, Sendable {
             }
     }
 
-    func upgrade(context: ChannelHandlerContext, upgradeRequest: HTTPRequestHead) -> EventLoopFuture<Void> {
-        upgrader.upgrade(context: context, upgradeRequest: upgradeRequest)
+    public func upgrade(context: ChannelHandlerContext, upgradeRequest: HTTPRequestHead) -> EventLoopFuture<Void> {
+        if let upgraded { return upgraded(context.channel, upgradeRequest) }
+        return upgrader.upgrade(context: context, upgradeRequest: upgradeRequest)
     }
 }

@@ -49,7 +49,7 @@ struct ClientPipeline {
             }
             HandshakeHandler.sendBeforeRequest(refusal, on: channel)
         }
-        let upgrader = RawWebSocketServerUpgrader(
+        let upgrader = RawWebSocketServerUpgrader.make(
             shouldUpgrade: { channel, head in
                 shouldUpgrade(channel, head: head, pending: bound.value, clientAddress: clientAddress)
             },

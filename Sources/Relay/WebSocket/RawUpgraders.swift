@@ -4,37 +4,18 @@ import NIOHTTP1
 import NIOWebSocket
 
 /// A server-side WebSocket upgrader that installs no frame handler at all: the relay's
-/// ``HopHandler`` reads and writes the WebSocket stream as raw bytes (its
-/// ``WebSocketFrameScanner`` finds the frames), and NIO's encoder (which always re-masks and cannot
-/// be removed) would be in the way (reference notes §1, gotcha 2). The handshake
-/// (`Sec-WebSocket-Accept`, version check, the headers `shouldUpgrade` returns) is NIO's own.
-struct RawWebSocketServerUpgrader: HTTPServerProtocolUpgrader, Sendable {
-    let supportedProtocol = "websocket"
-    let requiredUpgradeHeaders: [String] = []
-    private let handshake: NIOWebSocketServerUpgrader
-    private let upgraded: @Sendable (Channel, HTTPRequestHead) -> EventLoopFuture<Void>
-
-    init(shouldUpgrade: @escaping @Sendable (Channel, HTTPRequestHead) -> EventLoopFuture<HTTPHeaders?>,
-         upgraded: @escaping @Sendable (Channel, HTTPRequestHead) -> EventLoopFuture<Void>) {
-        self.upgraded = upgraded
-        self.handshake = NIOWebSocketServerUpgrader(automaticErrorHandling: false,
-                                                    shouldUpgrade: shouldUpgrade,
-                                                    upgradePipelineHandler: { channel, _ in channel.eventLoop.makeSucceededVoidFuture() })
-    }
-
-    func buildUpgradeResponse(channel: Channel, upgradeRequest: HTTPRequestHead,
-                              initialResponseHeaders: HTTPHeaders) -> EventLoopFuture<HTTPHeaders> {
-        handshake.buildUpgradeResponse(channel: channel, upgradeRequest: upgradeRequest,
-                                       initialResponseHeaders: initialResponseHeaders)
-            .map { headers in
-                var headers = headers
-                headers.spellConnectionUpgrade()
-                return headers
-            }
-    }
-
-    func upgrade(context: ChannelHandlerContext, upgradeRequest: HTTPRequestHead) -> EventLoopFuture<Void> {
-        upgraded(context.channel, upgradeRequest)
+/// ``SessionCore`` reads and writes the WebSocket stream as raw bytes (its scanner finds the
+/// frames), and NIO's encoder (which always re-masks and cannot be removed) would be in the way
+/// (reference notes §1, gotcha 2). The handshake (`Sec-WebSocket-Accept`, version check, the
+/// headers `shouldUpgrade` returns, `Connection: Upgrade`) is ``SpelledWebSocketServerUpgrader``'s.
+enum RawWebSocketServerUpgrader {
+    static func make(shouldUpgrade: @escaping @Sendable (Channel, HTTPRequestHead) -> EventLoopFuture<HTTPHeaders?>,
+                     upgraded: @escaping @Sendable (Channel, HTTPRequestHead) -> EventLoopFuture<Void>)
+        -> SpelledWebSocketServerUpgrader {
+        SpelledWebSocketServerUpgrader(
+            NIOWebSocketServerUpgrader(automaticErrorHandling: false, shouldUpgrade: shouldUpgrade,
+                                       upgradePipelineHandler: { channel, _ in channel.eventLoop.makeSucceededVoidFuture() }),
+            upgraded: upgraded)
     }
 }
 
