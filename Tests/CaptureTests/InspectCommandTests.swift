@@ -1,30 +1,14 @@
+import BLIPTestSupport
 import Foundation
 import Testing
 
 /// `blipscope inspect` as a user runs it: the built executable on the go-blip capture.
 @Suite("blipscope inspect, end to end")
 struct InspectCommandTests {
-    /// The executable built next to the tests (`swift build --build-tests` builds it too).
-    static var executable: URL? {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        for configuration in ["debug", "release"] {
-            let candidate = root.appendingPathComponent(".build/\(configuration)/blipscope")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        return nil
-    }
-
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = try #require(executable, "build the blipscope executable first")
+    static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         let fixture = try #require(Bundle.module.path(forResource: "goblip-session", ofType: "pcap", inDirectory: "Fixtures"))
-        process.arguments = ["inspect", fixture] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let result = try await BlipscopeExecutable.run(["inspect", fixture] + arguments)
+        return (result.status, result.output)
     }
 
     static func jsonLines(_ output: String) throws -> [[String: Any]] {
@@ -33,10 +17,9 @@ struct InspectCommandTests {
         }
     }
 
-    @Test("--json: one record per message with the documented fields, replies read in replication terms",
-          .enabled(if: executable != nil))
-    func jsonMessages() throws {
-        let (status, output) = try Self.run(["--json"])
+    @Test("--json: one record per message with the documented fields, replies read in replication terms")
+    func jsonMessages() async throws {
+        let (status, output) = try await Self.run(["--json"])
         #expect(status == 0)
         let all = try Self.jsonLines(output)
         #expect(all.filter { $0["type"] as? String == "CLOSE" }.map { $0["code"] as? Int } == [1000, 1000])
@@ -49,39 +32,33 @@ struct InspectCommandTests {
         #expect((changesReply["summary"] as? String)?.contains("→ wants") == true)
     }
 
-    @Test("--profile, --doc, --summary and --stuck", .enabled(if: executable != nil))
-    func analyzerViews() throws {
-        let revs = try Self.jsonLines(Self.run(["--json", "--profile", "rev"]).output)
+    @Test("--profile, --doc, --summary and --stuck")
+    func analyzerViews() async throws {
+        let revs = try await Self.jsonLines(Self.run(["--json", "--profile", "rev"]).output)
         #expect(revs.count == 10, "5 rev requests and their 5 replies")
 
-        let timeline = try Self.jsonLines(Self.run(["--json", "--doc", "doc-0004"]).output)
+        let timeline = try await Self.jsonLines(Self.run(["--json", "--doc", "doc-0004"]).output)
         #expect(timeline.map { $0["event"] as? String } == ["offered", "wanted", "revSent", "revAccepted"])
         #expect(timeline.allSatisfy { $0["conn"] != nil && $0["from"] != nil && $0["profile"] != nil && $0["summary"] != nil })
 
-        let summary = try #require(Self.jsonLines(Self.run(["--json", "--summary"]).output).first)
+        let summaries = try await Self.jsonLines(Self.run(["--json", "--summary"]).output)
+        let summary = try #require(summaries.first)
         let pulled = try #require(summary["pulled"] as? [String: Any])
         #expect(pulled["documents"] as? Int == 5)
         #expect(summary["caughtUp"] as? Bool == true)
 
-        let (status, stuck) = try Self.run(["--stuck"])
+        let (status, stuck) = try await Self.run(["--stuck"])
         #expect(status == 0)
         #expect(stuck.contains("0 findings"))
     }
 
-    @Test("a file that is not a capture gives a clear error and a failing status", .enabled(if: executable != nil))
-    func notACapture() throws {
-        let process = Process()
-        process.executableURL = Self.executable
+    @Test("a file that is not a capture gives a clear error and a failing status")
+    func notACapture() async throws {
         let junk = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-capture-\(UUID()).pcap")
         try Data("hello".utf8).write(to: junk)
         defer { try? FileManager.default.removeItem(at: junk) }
-        process.arguments = ["inspect", junk.path]
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus != 0)
-        #expect(text.contains("cannot read"))
+        let result = try await BlipscopeExecutable.run(["inspect", junk.path])
+        #expect(result.status != 0)
+        #expect(result.errors.contains("cannot read"), "\(result.errors)")
     }
 }

@@ -1,5 +1,6 @@
 import BLIPCore
 import BLIPNIO
+import BLIPTestSupport
 import Foundation
 import Logging
 import NIOCore
@@ -78,12 +79,11 @@ import Testing
             .split(separator: ":").last?.trimmingCharacters(in: .whitespaces)
     }
 
-    @Test("relay --cpus with a CPU this process may not use: a usage error before anything listens",
-          .enabled(if: RelayPolicyCommandTests.executable != nil))
-    func commandRefusesUnknownCPU() throws {
-        let (status, errors) = try RelayPolicyCommandTests.run(["relay", "--listen", "127.0.0.1:0", "--cpus", "1023"])
-        #expect(status != 0)
-        #expect(errors.contains("--cpus: CPU list \"1023\": this process may run on CPUs"))
-        #expect(!errors.contains("listening"))
+    @Test("relay --cpus with a CPU this process may not use: a usage error before anything listens")
+    func commandRefusesUnknownCPU() async throws {
+        let result = try await BlipscopeExecutable.run(["relay", "--listen", "127.0.0.1:0", "--cpus", "1023"])
+        #expect(result.status != 0)
+        #expect(result.errors.contains("--cpus: CPU list \"1023\": this process may run on CPUs"))
+        #expect(!result.errors.contains("listening"))
     }
 }

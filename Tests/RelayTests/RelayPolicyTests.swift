@@ -1,5 +1,6 @@
 import BLIPCore
 import BLIPNIO
+import BLIPTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP1

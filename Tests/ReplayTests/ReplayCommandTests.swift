@@ -1,3 +1,4 @@
+import BLIPTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -7,44 +8,16 @@ import Testing
 /// `blipscope replay` as a user runs it: the built executable in the client role against a
 /// server-role replay of the go-blip capture running in the test, and its exit statuses.
 @Suite struct ReplayCommandTests {
-    /// The executable next to the test bundle (the same build products directory), or in the
-    /// package's default build directory.
-    static var executable: URL? {
-        var candidates: [URL] = []
-        if let bundle = Bundle.main.executableURL?.deletingLastPathComponent() {
-            candidates += [bundle, bundle.deletingLastPathComponent()]
-        }
-        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        candidates += ["debug", "release"].map { root.appendingPathComponent(".build/\($0)") }
-        return candidates.map { $0.appendingPathComponent("blipscope") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
-
     static func fixture() throws -> String {
         try #require(Bundle.module.path(forResource: "goblip-session", ofType: "pcap", inDirectory: "Fixtures"))
     }
 
-    /// Runs the executable without blocking a task thread; standard output goes through a file.
     static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("replay-\(UUID().uuidString).out")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: output) }
-        let process = Process()
-        let url: URL = try #require(executable, "build the blipscope executable first")
-        process.executableURL = url
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        return (status, try String(contentsOf: output, encoding: .utf8))
+        let result = try await BlipscopeExecutable.run(arguments)
+        return (result.status, result.output)
     }
 
-    @Test("client role against a replayed go-blip server: exit 0 and a JSON report that matches",
-          .enabled(if: executable != nil))
+    @Test("client role against a replayed go-blip server: exit 0 and a JSON report that matches")
     func matchingReplayExitsZero() async throws {
         let fixture = try Self.fixture()
         let script = try CapturedSession.load(path: fixture, session: nil).script(for: .server)
@@ -62,8 +35,7 @@ import Testing
         }
     }
 
-    @Test("a changed reply: exit 1, a DIFFERS line with the path, and --allow turns it into 0",
-          .enabled(if: executable != nil))
+    @Test("a changed reply: exit 1, a DIFFERS line with the path, and --allow turns it into 0")
     func differingReplyExitsOne() async throws {
         let fixture = try Self.fixture()
         var script = try CapturedSession.load(path: fixture, session: nil).script(for: .server)
@@ -89,7 +61,7 @@ import Testing
         }
     }
 
-    @Test("usage and connection errors: exit 2", .enabled(if: executable != nil))
+    @Test("usage and connection errors: exit 2")
     func errorsExitTwo() async throws {
         let fixture = try Self.fixture()
         #expect(try await Self.run(["replay", fixture]).status == 2)

@@ -2,12 +2,12 @@ import Foundation
 
 /// A self-signed EC certificate for 127.0.0.1 / localhost, made with the openssl CLI in a
 /// temporary directory when a test needs wss.
-struct TestCertificate {
-    let directory: URL
-    var certificatePath: String { directory.appendingPathComponent("cert.pem").path }
-    var keyPath: String { directory.appendingPathComponent("key.pem").path }
+public struct TestCertificate {
+    public let directory: URL
+    public var certificatePath: String { directory.appendingPathComponent("cert.pem").path }
+    public var keyPath: String { directory.appendingPathComponent("key.pem").path }
 
-    static func make() throws -> TestCertificate {
+    public static func make() throws -> TestCertificate {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let certificate = TestCertificate(directory: directory)
