@@ -30,7 +30,11 @@ struct SniffCommand: ParsableCommand {
     var duration: Double?
 
     func run() throws {
-        let source = try LivePcapSource(interface: interface, filter: bpf ?? "tcp port \(port)")
+        let filter = bpf ?? "tcp port \(port)"
+        let source = try LivePcapSource(interface: interface, filter: filter)
+        // From here on the kernel keeps every matching packet for us: a script (or a test) can
+        // start the traffic once it has read this line.
+        FileHandleOutput.standardError("blipscope sniff capturing on \(interface) (\(filter)); Ctrl-C to stop")
         var configuration = Sniffer.Configuration(serverPort: port)
         configuration.includeAcks = acks
         let sniffer = Sniffer(configuration: configuration)
@@ -51,10 +55,10 @@ struct SniffCommand: ParsableCommand {
             case let .connectionOpened(index, client, server, request, response, midSession):
                 guard !json else { return }
                 let protocolName = response?.headers.values(for: "Sec-WebSocket-Protocol").first ?? "-"
-                print("# connection \(index): \(client) → \(server) \(request?.target ?? "?") \(protocolName)"
+                FileHandleOutput.standardOutput("# connection \(index): \(client) → \(server) \(request?.target ?? "?") \(protocolName)"
                       + (midSession ? " (capture started mid-session)" : ""))
             case .record(let record):
-                print(json ? record.jsonLine() : record.textLine(previewLength: preview))
+                FileHandleOutput.standardOutput(json ? record.jsonLine() : record.textLine(previewLength: preview))
             case let .captureRecord(index, record):
                 guard let capture else { return }
                 do {

@@ -6,4 +6,10 @@ enum FileHandleOutput {
     static func standardError(_ line: String) {
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
+
+    /// A line written to standard output at once, unbuffered: for live output (`sniff`), which
+    /// `print` would hold back in a pipe (`sniff | jq`) until a block filled.
+    static func standardOutput(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
 }
