@@ -53,6 +53,42 @@ public enum BlipscopeExecutable {
         try RunningCommand(executable: url(), arguments: arguments, directory: directory)
     }
 
+    /// `samples/demo-docs.json`, the documents `make demo` seeds the gateway with.
+    public static var sampleDocumentsPath: String { packageRoot.appendingPathComponent("samples/demo-docs.json").path }
+
+    /// `blipscope gateway` on a free loopback port with `arguments` added; returns it running,
+    /// with the port it announced.
+    public static func startGateway(_ arguments: [String] = []) async throws -> (command: RunningCommand, port: Int) {
+        let gateway = try start(["gateway", "--listen", "127.0.0.1:0"] + arguments)
+        do {
+            return (gateway, try await gateway.announcedPort())
+        } catch {
+            gateway.kill()
+            throw error
+        }
+    }
+
+    /// `blipscope relay` on a free loopback port with `arguments` added; returns it running,
+    /// with the port it announced.
+    public static func startRelay(_ arguments: [String]) async throws -> (command: RunningCommand, port: Int) {
+        let relay = try start(["relay", "--listen", "127.0.0.1:0"] + arguments)
+        do {
+            return (relay, try await relay.announcedPort())
+        } catch {
+            relay.kill()
+            throw error
+        }
+    }
+
+    /// `blipscope replicate URL arguments --json`: its exit status and, when it printed one, its
+    /// result object (`pulledRevisions`, `localDocuments`, `conflicts`, …).
+    public static func replicate(_ url: String, _ arguments: [String] = ["--pull"],
+                                 within seconds: Double = 60) async throws -> (status: Int32, result: [String: Any]?, errors: String) {
+        let finished = try await run(["replicate", url, "--json"] + arguments, within: seconds)
+        let object = try? JSONSerialization.jsonObject(with: Data(finished.output.utf8)) as? [String: Any]
+        return (finished.status, object, finished.errors)
+    }
+
     /// The port of the first `HOST:PORT` after `marker` in `text` (a listener's announcement,
     /// e.g. `listening on ws://127.0.0.1:40123, …` or `listening on [IPv4]127.0.0.1/127.0.0.1:40123`).
     public static func port(after marker: String, in text: String) -> Int? {

@@ -38,6 +38,19 @@ public final class RunningCommand: @unchecked Sendable {
         try await errors.wait(within: seconds, describing: self) { $0.contains(needle) }
     }
 
+    /// The port a listener announces on standard error (`blipscope gateway listening on
+    /// ws://127.0.0.1:40123, …`): the first `:PORT` after `marker`, once its line is complete.
+    public func announcedPort(after marker: String = "listening on ", within seconds: Double = 30) async throws -> Int {
+        let text = try await errors.wait(within: seconds, describing: self) { text in
+            guard let range = text.range(of: marker) else { return false }
+            return text[range.upperBound...].contains("\n")
+        }
+        guard let port = BlipscopeExecutable.port(after: marker, in: text) else {
+            throw CommandFailure("no port after \"\(marker)\":\n\(summary)")
+        }
+        return port
+    }
+
     /// Waits (at most `seconds`) until standard output satisfies `predicate`; fails when the
     /// stream ends without it.
     @discardableResult
