@@ -72,4 +72,41 @@ import Testing
         // Nothing listens on port 1 of the loopback: the connection is refused.
         #expect(try await Self.run(["replay", fixture, "--target", "ws://127.0.0.1:1/db"]).status == 2)
     }
+
+    @Test("--serve: a pull recorded through the built relay is served again to the built replicator, which gets the same documents")
+    func servedReplayOfARecordedPull() async throws {
+        let directory = NSTemporaryDirectory() + "blipscope-replay-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Record: gateway ← relay --capture ← replicate --pull.
+        let (gateway, gatewayPort) = try await BlipscopeExecutable.startGateway(["--load", BlipscopeExecutable.sampleDocumentsPath])
+        defer { gateway.kill() }
+        let (relay, relayPort) = try await BlipscopeExecutable.startRelay(["--upstream", "ws://127.0.0.1:\(gatewayPort)",
+                                                                          "--capture", directory])
+        defer { relay.kill() }
+        let recorded = try await BlipscopeExecutable.replicate("ws://127.0.0.1:\(relayPort)/db")
+        #expect(recorded.status == 0, "\(recorded.errors)")
+        let documents = try #require(recorded.result?["pulledRevisions"] as? Int)
+        #expect(documents > 0)
+        #expect(try await relay.stop() == 0)  // closes and flushes the capture file
+        #expect(try await gateway.stop() == 0)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(files.count == 1)
+        let capture = "\(directory)/\(try #require(files.first))"
+
+        // Replay: the recorded gateway, with no gateway running, serves a new pull.
+        let replay = try BlipscopeExecutable.start(["replay", capture, "--serve", "127.0.0.1:0", "--timeout", "60"])
+        defer { replay.kill() }
+        let port = try await replay.announcedPort(after: "replaying the server side of session")
+        let replayed = try await BlipscopeExecutable.replicate("ws://127.0.0.1:\(port)/db")
+        #expect(replayed.status == 0, "\(replayed.errors)")
+        #expect(replayed.result?["pulledRevisions"] as? Int == documents)
+        #expect(replayed.result?["pulledAttachments"] as? Int == recorded.result?["pulledAttachments"] as? Int)
+        #expect(replayed.result?["localDocuments"] as? Int == documents)
+        // One client served, the replay reports and ends: it matched.
+        #expect(try await replay.waitForExit(within: 30) == 0, "\(replay.output.text)")
+        let last = try #require(replay.output.lines.last)
+        #expect(last.hasPrefix("MATCH: server role"), "\(last)")
+        #expect(last.contains(", 0 replies differ"), "\(last)")
+    }
 }
