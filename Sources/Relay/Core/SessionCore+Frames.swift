@@ -137,7 +137,12 @@ extension SessionCore {
         }
         if tooLarge {
             statistics.decodeErrors[direction.rawValue] += 1
-            return RelayError(.decodeFailed(BLIPError(.frameTooLarge, "WebSocket message over the reassembly limit"), direction))
+            let error = RelayError(.decodeFailed(BLIPError(.frameTooLarge, "WebSocket message over the reassembly limit"), direction))
+            // Reported like every other decoding error (logged, seen by observers), not only counted.
+            if observers.wants(.messages) {
+                observers.emit(.decodeError(sessionID: info.id, direction: direction, error: error), kind: .messages)
+            }
+            return error
         }
         guard let bytes else { return nil }
         return inspector.inspect(bytes, direction: direction, statistics: &statistics)
