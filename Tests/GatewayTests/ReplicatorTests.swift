@@ -103,10 +103,14 @@ import Testing
             let replicator = gateway.replicator(.push, into: local) { $0.continuous = true }
             let running = Task { try await replicator.run() }
             await waitUntil(gateway.database) { $0.documentCount() == 2 }
-            let rev = try local.put("later", body: [:])
+            let rev = try local.put("later", body: ["when": .string("after caught up")])
             await waitUntil(gateway.database) { $0.document("later")?.currentRevID == rev }
             replicator.stop()
-            _ = try await running.value
+            let result = try await running.value
+            #expect(result.pushedRevisions == 3, "the two seeded documents, then the later one")
+            #expect(result.conflicts.isEmpty && result.documentErrors.isEmpty)
+            #expect(documentsMatch(local, gateway.database), "the later one arrived with its body")
+            #expect(gateway.database.document("later")?.isDeleted == false)
         }
     }
 
