@@ -75,10 +75,12 @@ struct MetricsFixture {
         })
     }
 
-    /// The value of the sample whose line starts with `prefix` (name and labels), summed if several.
-    static func value(_ prefix: String, in scrape: String) -> Double {
-        scrape.split(separator: "\n").filter { $0.hasPrefix(prefix) }
-            .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+    /// The value of the sample whose line starts with `prefix` (name and labels), summed if several;
+    /// nil when the scrape has no such sample (so that `== 0` does not pass on a missing metric).
+    static func value(_ prefix: String, in scrape: String) -> Double? {
+        let values = scrape.split(separator: "\n").filter { $0.hasPrefix(prefix) }
+            .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
+        return values.isEmpty ? nil : values.reduce(0, +)
     }
 
     /// Repository root (for `dashboards/`).
