@@ -35,7 +35,9 @@ struct PolicyDocumentTests {
         let actions = Set(document.rules.map(\.action.name))
         #expect(actions == ["deny", "filterChanges", "rateLimit", "delay", "errorReply", "close", "withholdAcks",
                             "replyLatency", "bandwidth"])
-        #expect(document.rules.contains { $0.name == "read-only-guests" && $0.match.profiles == MessageRule.pushProfiles })
+        #expect(document.rules.contains {
+            $0.name == "read-only-guests" && $0.match.profiles == ["changes", "proposeChanges", "rev", "putRev"]
+        })
         #expect(document.rules.contains { $0.dryRun })
         #expect(document.rules.contains { $0.toxicity < 1 && $0.limit != nil })
         #expect(document.connectionRules.count == 6)

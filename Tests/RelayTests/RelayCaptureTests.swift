@@ -95,6 +95,7 @@ import Testing
             captured[frame.direction.rawValue].append(Array(frame.bytes.readableBytesView))
         }
         #expect(frames == summary.statistics.framesForwarded)
+        #expect(frames[0] > 0 && frames[1] > 0, "traffic both ways was captured")
         // Byte for byte what each peer put on the wire (unmasked WebSocket payloads), in order.
         #expect(captured[0] == Self.payloads(TCPTap.webSocketBytes(tap.forward.withLockedValue { $0 })))
         #expect(captured[1] == Self.payloads(TCPTap.webSocketBytes(tap.backward.withLockedValue { $0 })))
@@ -284,6 +285,7 @@ import Testing
         var frames = [0, 0]
         for case .frame(let frame) in records { frames[frame.direction.rawValue] += 1 }
         #expect(frames == summary.statistics.framesForwarded)
+        #expect(frames[0] > 0 && frames[1] > 0, "traffic both ways was captured")
         #expect(try Self.decodedRequests(records)[.clientToServer] == [text])
         #expect(!records.contains { if case .dropped = $0 { true } else { false } })
         try? FileManager.default.removeItem(atPath: directory)

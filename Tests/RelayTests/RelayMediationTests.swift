@@ -153,6 +153,7 @@ final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
         let upstreamSent = TCPTap.webSocketBytes(upstreamTap.backward.withLockedValue { $0 })
         let clientGot = TCPTap.webSocketBytes(clientTap.backward.withLockedValue { $0 })
         #expect(clientSent.count > 250_000)
+        #expect(upstreamSent.count > 250_000, "the echoed bulk replies came back")
         #expect(RelayByteExactnessTests.firstDifference(clientSent, upstreamGot) == nil)
         #expect(RelayByteExactnessTests.firstDifference(upstreamSent, clientGot) == nil)
         try await harness.shutdown()

@@ -82,6 +82,7 @@ import WebSocketWire
 
         let clientSent = TCPTap.webSocketBytes(clientTap.forward.withLockedValue { $0 })
         let upstreamGot = TCPTap.webSocketBytes(upstreamTap.forward.withLockedValue { $0 })
+        #expect(upstreamGot.count > 2 * count * 6, "every burst frame (and the CLOSE) reached the upstream tap")
         #expect(RelayByteExactnessTests.firstDifference(Self.withoutPings(clientSent), upstreamGot) == nil,
                 "client → upstream is byte-exact, the PINGs left out")
         #expect(serverSide.pings.isEmpty, "the client's PING stayed on the client hop")
