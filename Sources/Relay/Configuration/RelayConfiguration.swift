@@ -42,8 +42,9 @@ public struct RelayConfiguration: Sendable {
     public var redactBodies = false
     /// Buffer, frame and decoder limits.
     public var limits = RelayLimits()
-    /// The policy's clock, in nanoseconds (token buckets, handshake rates). Tests give a fixed one,
-    /// so what a rate limit does does not depend on how loaded the machine is.
+    /// The policy's clock, in nanoseconds on the monotonic scale of `NIODeadline` (token buckets,
+    /// handshake rates, bandwidth and withheld-ACK holds). Tests give a fixed one, so what a rate
+    /// limit or a bandwidth rule does does not depend on how loaded the machine is.
     public var policyClock: @Sendable () -> UInt64 = PolicyClock.now
     /// Makes each session's mediation policy (nil for a session the relay only forwards). Nil here,
     /// the default: every session is pass-through, byte for byte, with no decoding before forwarding.

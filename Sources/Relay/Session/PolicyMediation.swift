@@ -73,6 +73,9 @@ final class PolicyMediation: MediationPolicy {
         self.clock = clock
     }
 
+    /// Now on the policy's clock, as a deadline for the holds it times (bandwidth, withheld ACKs).
+    private var now: NIODeadline { .uptimeNanoseconds(clock()) }
+
     // MARK: MediationPolicy
 
     func decide(head: MediatedHead) -> HeadDecision {
@@ -111,7 +114,7 @@ final class PolicyMediation: MediationPolicy {
             return ChangesFilter.decision(for: message, rule: rule) { !pattern.matches($0) }
         case .bandwidth(let rate, let rule):
             let bytes = message.properties.encodedSize + message.body.readableBytes
-            let hold = bandwidthPipes[head.direction.rawValue].hold(bytes: bytes, bytesPerSecond: rate, now: .now())
+            let hold = bandwidthPipes[head.direction.rawValue].hold(bytes: bytes, bytesPerSecond: rate, now: now)
             return BodyDecision(.delay(hold), rule: rule)
         case .evaluate(let headDecision):
             var facts = facts(head, bodySize: message.body.readableBytes)
@@ -127,7 +130,7 @@ final class PolicyMediation: MediationPolicy {
 
     func holdAck(_ ack: AckInfo, travelling direction: BLIPDirection) -> TimeAmount? {
         guard let until = ackHoldUntil[direction.rawValue] else { return nil }
-        let now = NIODeadline.now()
+        let now = self.now
         guard until > now else {
             ackHoldUntil[direction.rawValue] = nil
             return nil
@@ -166,7 +169,7 @@ final class PolicyMediation: MediationPolicy {
                     .nanoseconds(Int64(nanoseconds))
                 report(event(head, verdict, action: "\(verdict.action)"))
             case .withholdAcks(let nanoseconds):
-                ackHoldUntil[head.direction.reversed.rawValue] = .now() + .nanoseconds(Int64(nanoseconds))
+                ackHoldUntil[head.direction.reversed.rawValue] = now + .nanoseconds(Int64(nanoseconds))
                 report(event(head, verdict, action: "\(verdict.action)"))
             case .bandwidth(let rate):
                 if case .pass = decision.action {
