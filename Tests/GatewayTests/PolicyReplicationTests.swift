@@ -197,8 +197,9 @@ import Testing
 
     // MARK: rateLimit
 
-    /// A small bucket on the gateway's revs delays some of them (reported as verdicts) and every
-    /// document still arrives.
+    /// A small bucket on the gateway's revs delays all but its burst (reported as verdicts) and
+    /// every document still arrives. The policy's clock stands still, so the bucket never refills
+    /// however slowly a loaded machine passes the revs along: the delays are exact.
     @Test func rateLimitDelaysRevsAndThePullCompletes() async throws {
         let policy = """
             rules:
@@ -207,16 +208,17 @@ import Testing
                 action: { rateLimit: { perSecond: 20, burst: 2, key: session, onExceed: delay } }
             """
         let ids = (1...8).map { "doc-\($0)" }
-        try await withPolicyRelay(policy, seed: { try Self.put(ids, into: $0) }) { relayed in
+        let instant = PolicyClock.now()
+        try await withPolicyRelay(policy, clock: { instant }, seed: { try Self.put(ids, into: $0) }) { relayed in
             let local = GatewayDatabase(name: "local")
             let pull = try await relayed.replicator(.pull, into: local).run()
             #expect(pull.pulledRevisions == ids.count)
             #expect(documentsMatch(relayed.upstream, local))
             await relayed.tally.waitForClosedSessions(1)
             let delays = relayed.verdicts.events.filter { $0.action.hasPrefix("delay") }
-            // Eight revs sent back to back through a bucket of two: most of them wait.
-            #expect(delays.count >= 1)
-            #expect(delays.count <= ids.count - 2)
+            // Eight revs through a bucket of two that never refills at 20/s: the first two pass,
+            // each later one waits a twentieth of a second longer than the one before it.
+            #expect(delays.map(\.action) == (1...6).map { "delay \($0 * 50)ms" })
             #expect(delays.allSatisfy { $0.rule == "slow-revs" && $0.profile == "rev" && $0.direction == .serverToClient })
             #expect(relayed.verdicts.events.allSatisfy { $0.metricAction == "delay" })
         }
@@ -360,6 +362,7 @@ struct PolicyRelayedGateway: Sendable {
 /// Runs `body` against a fresh gateway behind a relay enforcing the policy file `yaml`; stops
 /// the relay, then the gateway, all within `timeout`.
 func withPolicyRelay(_ yaml: String, timeout: Duration = .seconds(60),
+                     clock: @escaping @Sendable () -> UInt64 = PolicyClock.now,
                      seed: (GatewayDatabase) throws -> Void = { _ in },
                      _ body: @escaping @Sendable (PolicyRelayedGateway) async throws -> Void) async throws {
     let document = try PolicyDocument(yaml: yaml)
@@ -368,6 +371,7 @@ func withPolicyRelay(_ yaml: String, timeout: Duration = .seconds(60),
                                                                              port: gateway.server.port)))
         configuration.listenPort = 0
         configuration.policy = PolicyStore(document: document)
+        configuration.policyClock = clock
         let recorder = RelayEventTally()
         let verdicts = VerdictLog()
         let log = LineCollector()

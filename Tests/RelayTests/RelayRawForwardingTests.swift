@@ -1,6 +1,5 @@
 import BLIPCore
 import BLIPNIO
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOWebSocket
@@ -36,11 +35,9 @@ import WebSocketWire
     @Test func aBurstOfFramesWithAPingInsideIsForwardedByteExactWithoutThePing() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let upstreamTap = try await TCPTap.start(group: group)
-        let profiles = NIOLockedValueBox<[String]>([])
+        let profiles = EventLog<String>()
         let harness = try await RelayHarness.start(upstream: { upstream in
-            upstream.onRequest = { request, _ in
-                profiles.withLockedValue { $0.append(request.properties["Profile"] ?? "?") }
-            }
+            upstream.onRequest = { request, _ in profiles.append(request.properties["Profile"] ?? "?") }
         }, relay: { configuration in
             upstreamTap.interpose(upstreamOf: &configuration)
         })
@@ -71,10 +68,8 @@ import WebSocketWire
             try await Self.writeRaw(burst, on: client)
             #expect(try await clientSide.nextPong() == "ping-\(burstNumber)")
         }
-        try await withTimeout {
-            while profiles.withLockedValue({ $0.count }) < 2 * count { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(profiles.withLockedValue { $0 } == (0..<2 * count).map { "burst-\($0)" })
+        _ = try await profiles.first { position, _ in position == 2 * count - 1 }
+        #expect(profiles.all == (0..<2 * count).map { "burst-\($0)" })
         try await client.close()
         let summary = try await harness.recorder.sessionClosed()
         try await withTimeout { try await clientTap.closed.get() }
