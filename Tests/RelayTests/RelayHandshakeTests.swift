@@ -1,5 +1,6 @@
 import BLIPCore
 import BLIPNIO
+import BLIPTestSupport
 import NIOCore
 import NIOHTTP1
 import NIOConcurrencyHelpers
@@ -69,12 +70,14 @@ import Testing
     }
 
     @Test func unreachableUpstreamIs502() async throws {
+        let closed = try ClosedPort()
         let harness = try await RelayHarness.start(relay: { config in
-            config.upstream = .single(UpstreamURL("ws://127.0.0.1:1")!)
+            config.upstream = .single(UpstreamURL("ws://127.0.0.1:\(closed.port)")!)
         })
         let refused = try #require(refusal(try await harness.connect()))
         #expect(refused.0 == .badGateway)
         try await harness.shutdown()
+        withExtendedLifetime(closed) {}
     }
 
     @Test func silentUpstreamIs504() async throws {

@@ -69,8 +69,10 @@ import Testing
         #expect(try await Self.run(["replay", fixture, "--target", "ws://127.0.0.1:1/db", "--timing", "soon"]).status == 2)
         #expect(try await Self.run(["replay", fixture, "--target", "ws://127.0.0.1:1/db", "--allow", "whatever"]).status == 2)
         #expect(try await Self.run(["replay", "/nonexistent.pcap", "--target", "ws://127.0.0.1:1/db"]).status == 2)
-        // Nothing listens on port 1 of the loopback: the connection is refused.
-        #expect(try await Self.run(["replay", fixture, "--target", "ws://127.0.0.1:1/db"]).status == 2)
+        // Nothing listens on a reserved port: the connection is refused.
+        let closed = try ClosedPort()
+        #expect(try await Self.run(["replay", fixture, "--target", "ws://127.0.0.1:\(closed.port)/db"]).status == 2)
+        withExtendedLifetime(closed) {}
     }
 
     @Test("--serve: a pull recorded through the built relay is served again to the built replicator, which gets the same documents")
