@@ -40,17 +40,13 @@ public enum BlipscopeExecutable {
 
     /// Runs `blipscope arguments` to its end and returns its status and both outputs. Fails
     /// (killing it) when it has not ended within `seconds`.
-    public static func run(_ arguments: [String], in directory: URL? = nil,
-                           within seconds: Double = 60) async throws -> CommandResult {
-        let command = try start(arguments, in: directory)
-        defer { command.kill() }
-        let status = try await command.waitForExit(within: seconds)
-        return CommandResult(status: status, output: command.output.text, errors: command.errors.text)
+    public static func run(_ arguments: [String], within seconds: Double = 60) async throws -> CommandResult {
+        try await RunningCommand.run(url().path, arguments, within: seconds)
     }
 
     /// Starts `blipscope arguments` and returns at once; its outputs are gathered as they come.
-    public static func start(_ arguments: [String], in directory: URL? = nil) throws -> RunningCommand {
-        try RunningCommand(executable: url(), arguments: arguments, directory: directory)
+    public static func start(_ arguments: [String]) throws -> RunningCommand {
+        try RunningCommand(executable: url().path, arguments: arguments)
     }
 
     /// `samples/demo-docs.json`, the documents `make demo` seeds the gateway with.

@@ -5,31 +5,112 @@ import Glibc
 
 /// A child process started by a test, with its standard output and error gathered as they come.
 /// Every wait is bounded; a command still running when the test lets go of it is killed.
+///
+/// Started with `posix_spawn`, not Foundation's `Process`: on this toolchain (Swift 6.3.1 on
+/// Linux) `Process.run()` now and then crashes the whole test process while it lists
+/// `/proc/self/fd` (swift-corelibs-foundation #5472). The child gets /dev/null as its input, the
+/// two pipes as its outputs, and no other descriptor of ours (`closefrom(3)`), and every signal
+/// at its default disposition.
 public final class RunningCommand: @unchecked Sendable {
-    public let process: Process
+    public let executable: String
+    public let arguments: [String]
+    public let processIdentifier: pid_t
     public let output: CommandOutput
     public let errors: CommandOutput
     private let termination = CommandOutput()
+    private let lock = NSLock()
+    private var exited = false
 
-    init(executable: URL, arguments: [String], directory: URL?) throws {
-        process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        let outputPipe = Pipe(), errorPipe = Pipe()
-        process.standardOutput = outputPipe
-        process.standardError = errorPipe
-        process.standardInput = FileHandle.nullDevice
-        output = CommandOutput(outputPipe.fileHandleForReading)
-        errors = CommandOutput(errorPipe.fileHandleForReading)
+    /// Starts `executable` (a path) with `arguments`; `input`, when given, is its standard input.
+    public init(executable: String, arguments: [String], input: [UInt8]? = nil) throws {
+        self.executable = executable
+        self.arguments = arguments
+        var outputPipe: [Int32] = [-1, -1], errorPipe: [Int32] = [-1, -1], inputPipe: [Int32] = [-1, -1]
+        guard pipe(&outputPipe) == 0, pipe(&errorPipe) == 0, input == nil || pipe(&inputPipe) == 0 else {
+            throw CommandFailure("pipe failed (errno \(errno))")
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if input != nil {
+            posix_spawn_file_actions_adddup2(&actions, inputPipe[0], 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
+        posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
+        if let closeFrom = Self.closeFrom { _ = closeFrom(&actions, 3) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        close(outputPipe[1])
+        close(errorPipe[1])
+        if input != nil { close(inputPipe[0]) }
+        guard spawned == 0 else {
+            for descriptor in [outputPipe[0], errorPipe[0], inputPipe[1]] where descriptor >= 0 { close(descriptor) }
+            throw CommandFailure("cannot start \(executable): \(String(cString: strerror(spawned)))")
+        }
+        if let input {
+            let descriptor = inputPipe[1]
+            Thread.detachNewThread {  // a pipe holds 64 KiB: write on, however much the child reads
+                var offset = 0
+                while offset < input.count {
+                    let written = input.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, input.count - offset) }
+                    if written < 0 && errno == EINTR { continue }
+                    guard written > 0 else { break }
+                    offset += written
+                }
+                close(descriptor)
+            }
+        }
+        let child = pid
+        processIdentifier = child
+        output = CommandOutput(reading: outputPipe[0])
+        errors = CommandOutput(reading: errorPipe[0])
         let termination = self.termination
-        process.terminationHandler = { process in termination.append("\(process.terminationStatus)\n".utf8) }
-        try process.run()
+        Thread.detachNewThread { [self] in
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+            lock.withLock { exited = true }
+            // Exited: its code; killed by a signal: 128 + the signal, as a shell reports it.
+            let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + status & 0x7F
+            termination.append("\(code)\n".utf8)
+        }
     }
+
+    /// Runs `executable` to its end (killed after `seconds`): its status and both outputs.
+    public static func run(_ executable: String, _ arguments: [String], input: [UInt8]? = nil,
+                           within seconds: Double = 60) async throws -> CommandResult {
+        let command = try RunningCommand(executable: executable, arguments: arguments, input: input)
+        defer { command.kill() }
+        let status = try await command.waitForExit(within: seconds)
+        return CommandResult(status: status, output: command.output.text, errors: command.errors.text)
+    }
+
+    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34), which Swift's Glibc module leaves out.
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    private static let closeFrom: CloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np")
+        .map { unsafeBitCast($0, to: CloseFrom.self) }
 
     deinit { kill() }
 
-    public var processIdentifier: Int32 { process.processIdentifier }
+    /// Whether the child has not ended (been reaped) yet.
+    public var isRunning: Bool { lock.withLock { !exited } }
+
+    /// Sends `signal` to the child if it is still running.
+    public func signal(_ signal: Int32) {
+        lock.withLock { if !exited { _ = Glibc.kill(processIdentifier, signal) } }
+    }
 
     /// Waits (at most `seconds`) until standard error contains `needle`; returns its text. The
     /// failure (also when the stream ends without it) shows what the command had written.
@@ -70,18 +151,15 @@ public final class RunningCommand: @unchecked Sendable {
 
     /// Sends `signal` (SIGINT by default: Ctrl-C) and waits, at most `seconds`, for the end.
     public func stop(_ signal: Int32 = SIGINT, within seconds: Double = 30) async throws -> Int32 {
-        if process.isRunning { Glibc.kill(process.processIdentifier, signal) }
+        self.signal(signal)
         return try await waitForExit(within: seconds)
     }
 
     /// Ends the command at once if it is still running (SIGKILL); for `defer`.
-    public func kill() {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-    }
+    public func kill() { signal(SIGKILL) }
 
     var summary: String {
-        let arguments = (process.arguments ?? []).joined(separator: " ")
-        return "blipscope \(arguments)\n--- stdout:\n\(output.text.suffix(4000))\n--- stderr:\n\(errors.text.suffix(4000))"
+        "\(executable) \(arguments.joined(separator: " "))\n--- stdout:\n\(output.text.suffix(4000))\n--- stderr:\n\(errors.text.suffix(4000))"
     }
 }
 
@@ -98,18 +176,18 @@ public final class CommandOutput: @unchecked Sendable {
 
     init() {}
 
-    /// Reads `handle` to its end on a thread of its own (blocking reads: a readability handler
-    /// can miss the end of a stream that closes right after its last write).
-    init(_ handle: FileHandle) {
+    /// Reads `descriptor` to its end on a thread of its own (blocking reads: a readability
+    /// handler can miss the end of a stream that closes right after its last write), then closes it.
+    init(reading descriptor: Int32) {
         Thread.detachNewThread { [self] in
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
-                let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress!, $0.count) }
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
                 if count < 0 && errno == EINTR { continue }
                 guard count > 0 else { break }
                 append(buffer[0..<count])
             }
-            try? handle.close()
+            close(descriptor)
             end()
         }
     }

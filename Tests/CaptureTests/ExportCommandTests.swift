@@ -60,7 +60,7 @@ struct ExportCommandTests {
 
         // Wireshark's BLIP dissector sees every frame (make setup installs tshark).
         if let tshark = PcapExportTests.tsharkPath {
-            let fields = try PcapExportTests.tshark(["-r", pcap, "-Y", "blip", "-T", "fields", "-e", "blip.messagenum"])
+            let fields = try await PcapExportTests.tshark(["-r", pcap, "-Y", "blip", "-T", "fields", "-e", "blip.messagenum"])
             #expect(fields.split(separator: "\n").count == session.wire.count, "tshark at \(tshark)")
         }
     }

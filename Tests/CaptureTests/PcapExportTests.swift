@@ -1,4 +1,5 @@
 import BLIPCore
+import BLIPTestSupport
 import Capture
 import Foundation
 import NIOCore
@@ -112,11 +113,11 @@ struct PcapExportTests {
 
     @Test("tshark's BLIP dissector finds every frame with its number, flags and checksum",
           .enabled(if: PcapExportTests.tsharkPath != nil, "tshark is not installed"))
-    func tsharkSeesEveryFrame() throws {
+    func tsharkSeesEveryFrame() async throws {
         let session = try RecordedSession.make()
         let pcap = try Self.export(session)
         defer { try? FileManager.default.removeItem(atPath: pcap) }
-        let output = try Self.tshark([
+        let output = try await Self.tshark([
             "-r", pcap, "-Y", "blip", "-T", "fields",
             "-e", "_ws.col.Info", "-e", "blip.messagenum", "-e", "blip.frameflags", "-e", "blip.checksum",
             "-e", "blip.numackbytes",
@@ -134,7 +135,7 @@ struct PcapExportTests {
         }
         #expect(lines.count == expected.count)
         #expect(lines == expected)
-        let bad = try Self.tshark([
+        let bad = try await Self.tshark([
             "-r", pcap, "-o", "ip.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE",
             "-Y", "ip.checksum.status == \"Bad\" || tcp.checksum.status == \"Bad\" || tcp.analysis.flags"
                 + " || blip.decompress_buffer_error || _ws.malformed || _ws.expert.severity >= warning",
@@ -142,16 +143,7 @@ struct PcapExportTests {
         #expect(bad.isEmpty, "tshark found bad checksums or TCP problems:\n\(bad)")
     }
 
-    static func tshark(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tsharkPath!)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+    static func tshark(_ arguments: [String]) async throws -> String {
+        try await RunningCommand.run(tsharkPath!, arguments).output
     }
 }

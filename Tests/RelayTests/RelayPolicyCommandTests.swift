@@ -37,10 +37,10 @@ struct RelayPolicyCommandTests {
         try await relay.waitForOutput { $0.contains("keeping the previous policy") }
         try "rules: []\n".write(toFile: path, atomically: true, encoding: .utf8)
         try await relay.waitForOutput { $0.contains("policy reloaded (0 rules)") }
-        kill(relay.processIdentifier, SIGHUP)
+        relay.signal(SIGHUP)
         // SIGHUP reloads even an unchanged file.
         try await relay.waitForOutput { $0.components(separatedBy: "policy reloaded (0 rules)").count - 1 >= 2 }
-        #expect(relay.process.isRunning, "SIGHUP reloads, it does not end the relay")
+        #expect(relay.isRunning, "SIGHUP reloads, it does not end the relay")
         #expect(try await relay.stop() == 0, "Ctrl-C ends the relay cleanly")
     }
 }

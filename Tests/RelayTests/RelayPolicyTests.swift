@@ -101,7 +101,7 @@ struct RelayPolicyTests {
         #expect(refused.status == .forbidden && refused.body.contains("wss-only"))
         try await plain.shutdown()
 
-        let certificate = try TestCertificate.make()
+        let certificate = try await TestCertificate.make()
         let serverTLS = BLIPServerTLS(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.keyPath)
         let (secure, _) = try await Self.harness(rule, tls: (serverTLS, BLIPClientTLS(caBundlePath: certificate.certificatePath)))
         let client = try await secure.connected()

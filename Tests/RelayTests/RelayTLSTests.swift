@@ -7,7 +7,7 @@ import Testing
 
 @Suite struct RelayTLSTests {
     @Test func wssOnBothSides() async throws {
-        let certificate = try TestCertificate.make()
+        let certificate = try await TestCertificate.make()
         let serverTLS = BLIPServerTLS(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.keyPath)
         let trust = BLIPClientTLS(caBundlePath: certificate.certificatePath)
         let harness = try await RelayHarness.start(upstream: { $0.tls = serverTLS },
@@ -29,7 +29,7 @@ import Testing
     /// The upstream's certificate is not trusted (no CA bundle names it, and insecure is off): the
     /// TLS handshake fails and the client gets 502 at once, with the reason in the body.
     @Test func anUntrustedUpstreamCertificateIs502() async throws {
-        let certificate = try TestCertificate.make()
+        let certificate = try await TestCertificate.make()
         let serverTLS = BLIPServerTLS(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.keyPath)
         let harness = try await RelayHarness.start(upstream: { $0.tls = serverTLS })
         let refused = try #require(refusal(try await harness.connect()))

@@ -1,3 +1,4 @@
+import BLIPTestSupport
 import Foundation
 import NIOCore
 import NIOPosix
@@ -12,7 +13,7 @@ import Testing
 
     @Test(.enabled(if: promtool != nil)) func promtoolAcceptsRulesAndScrape() async throws {
         let rules = MetricsFixture.packageRoot.appendingPathComponent("dashboards/alerts.yml").path
-        let checked = try run(Self.promtool!, ["check", "rules", rules])
+        let checked = try await run(Self.promtool!, ["check", "rules", rules])
         #expect(checked.status == 0, "\(checked.output)")
 
         let fixture = try await MetricsFixture.start()
@@ -21,7 +22,7 @@ import Testing
         let scrape = try await fixture.get("/metrics").body
         try await client.close()
         try await fixture.shutdown()
-        let lint = try run(Self.promtool!, ["check", "metrics"], input: scrape)
+        let lint = try await run(Self.promtool!, ["check", "metrics"], input: scrape)
         // Every metric has HELP text (RelayMetricsFactory), so promtool finds no problem at all.
         #expect(lint.status == 0, "\(lint.output)")
         #expect(!lint.output.contains("no help text"), "\(lint.output)")
@@ -46,14 +47,11 @@ import Testing
             """
         try config.write(to: directory.appendingPathComponent("prometheus.yml"), atomically: true, encoding: .utf8)
         let port = try await freePort(group: fixture.harness.group)
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: Self.prometheus!)
-        server.arguments = ["--config.file=\(directory.path)/prometheus.yml", "--storage.tsdb.path=\(directory.path)/data",
-                            "--web.listen-address=127.0.0.1:\(port)", "--log.level=warn"]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        defer { server.terminate(); server.waitUntilExit() }
+        let server = try RunningCommand(executable: Self.prometheus!, arguments: [
+            "--config.file=\(directory.path)/prometheus.yml", "--storage.tsdb.path=\(directory.path)/data",
+            "--web.listen-address=127.0.0.1:\(port)", "--log.level=warn",
+        ])
+        defer { server.kill() }
 
         let group = fixture.harness.group
         func query(_ promql: String) async -> Double? {
@@ -83,23 +81,10 @@ import Testing
         try await fixture.shutdown()
     }
 
-    private func run(_ path: String, _ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        let stdin = Pipe()
-        if input != nil { process.standardInput = stdin }
-        try process.run()
-        if let input {
-            stdin.fileHandleForWriting.write(Data(input.utf8))
-            try stdin.fileHandleForWriting.close()
-        }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    /// Runs a tool to its end: its status and what it wrote (standard output, then error).
+    private func run(_ path: String, _ arguments: [String], input: String? = nil) async throws -> (status: Int32, output: String) {
+        let result = try await RunningCommand.run(path, arguments, input: input.map { Array($0.utf8) })
+        return (result.status, result.output + result.errors)
     }
 
     /// A loopback port nothing listens on right now.
