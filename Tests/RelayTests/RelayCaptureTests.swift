@@ -37,8 +37,15 @@ import Testing
         return path
     }
 
+    /// The capture files in `directory`, each session's parts in part order (`…-2` before `…-10`:
+    /// a loaded machine flushes more often, so a session can take ten parts or more).
     static func files(in directory: String) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        func key(_ name: String) -> (String, Int) {
+            let stem = (name as NSString).deletingPathExtension
+            guard let dash = stem.lastIndex(of: "-"), let part = Int(stem[stem.index(after: dash)...]) else { return (stem, 0) }
+            return (String(stem[..<dash]), part)
+        }
+        return try FileManager.default.contentsOfDirectory(atPath: directory).sorted { key($0) < key($1) }
             .map { (directory as NSString).appendingPathComponent($0) }
     }
 
