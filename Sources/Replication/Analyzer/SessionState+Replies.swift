@@ -84,7 +84,8 @@ extension SessionState {
         if case .proposeChangesReply(let parsed) = reply.content { answers = parsed } else { answers = nil }
         for (index, entry) in sent.entries.enumerated() {
             let key = DocRev(docID: entry.docID, revID: entry.revID)
-            let status = error.map { _ in -1 } ?? answers?.status(at: index) ?? 0
+            let answer = error == nil ? answers?.answer(at: index) ?? .send : ProposeChangesReply.Answer(status: -1)
+            let status = answer.status
             var record = timelineRecord(reply, from: requester.reversed, at: time, kind: .refused, revID: entry.revID)
             switch status {
             case 0:
@@ -96,7 +97,7 @@ extension SessionState {
                 record.note = .peerHasIt
                 transfer[requester.rawValue].revisionsNotWanted += 1
             default:
-                record.note = .proposalRefused(status: status, error: error)
+                record.note = .proposalRefused(status: status, error: error, serverRevID: answer.serverRevID)
                 if status == 409 { conflicts += 1 }
                 transfer[requester.rawValue].revisionsRefused += 1
                 recordRefusal(key, sender: requester, reply: reply, at: time)

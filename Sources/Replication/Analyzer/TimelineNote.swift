@@ -15,8 +15,9 @@ enum TimelineNote: Sendable {
     indirect case changesRefused(ErrorReply)
     /// A proposeChanges entry answered 304.
     case peerHasIt
-    /// A proposeChanges entry refused: its status, or -1 with the ERR that refused them all.
-    indirect case proposalRefused(status: Int, error: ErrorReply?)
+    /// A proposeChanges entry refused: its status, or -1 with the ERR that refused them all;
+    /// the peer's current revision when its answer named it (`{"status":409,"rev":…}`).
+    indirect case proposalRefused(status: Int, error: ErrorReply?, serverRevID: String?)
     /// A rev (or getRev) answered with an ERR; `detailed` adds the start of its message.
     indirect case error(ErrorReply, detailed: Bool)
 
@@ -34,8 +35,10 @@ enum TimelineNote: Sendable {
             return "changes refused with \(error.key)" + (error.code == 409 ? " (peer is conflict-free: proposeChanges expected)" : "")
         case .peerHasIt:
             return "304: the peer already has it"
-        case .proposalRefused(let status, let error):
-            if status == 409 { return "409: conflict, resolve and retry" }
+        case .proposalRefused(let status, let error, let serverRevID):
+            if status == 409 {
+                return "409: conflict, resolve and retry" + (serverRevID.map { " (peer has \(RevID.abbreviate($0)))" } ?? "")
+            }
             if status == -1, let error { return "proposeChanges refused with \(error.key)" }
             return "status \(status)"
         case .error(let error, let detailed):

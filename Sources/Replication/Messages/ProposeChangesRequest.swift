@@ -57,19 +57,42 @@ public struct ProposeChangesRequest: Sendable, Equatable {
     }
 }
 
-/// proposeChanges' reply: a status per entry: 0 send it, 304 already known, 409 conflict, or
-/// another HTTP-like status; trailing zeros may be omitted (§3 "proposeChanges", Response).
+/// proposeChanges' reply: an answer per entry (§3 "proposeChanges", Response): 0 send it, 304
+/// already known, 409 conflict, or another HTTP-like status; trailing zeros may be omitted. A
+/// peer asked for `conflictIncludesRev` (LiteCore 3.1 asks) answers a conflict with an object
+/// instead of a bare number, `{"status":409,"rev":"2-…"}`, naming the revision it has.
 public struct ProposeChangesReply: Sendable, Equatable {
-    public var statuses: [Int] = []
+    /// One entry's answer.
+    public struct Answer: Sendable, Equatable {
+        public var status: Int
+        /// The peer's current revision of the document, when the answer named it (object form).
+        public var serverRevID: String?
+
+        public init(status: Int, serverRevID: String? = nil) {
+            self.status = status
+            self.serverRevID = serverRevID
+        }
+
+        /// An omitted trailing answer: "send it".
+        public static let send = Answer(status: 0)
+    }
+
+    public var answers: [Answer] = []
+
+    /// The statuses alone, in entry order.
+    public var statuses: [Int] { answers.map(\.status) }
+
+    /// The answer to entry `index`; omitted trailing items mean 0 ("send it").
+    public func answer(at index: Int) -> Answer { index < answers.count ? answers[index] : .send }
 
     /// The status of entry `index`; omitted trailing items mean 0 ("send it").
-    public func status(at index: Int) -> Int { index < statuses.count ? statuses[index] : 0 }
+    public func status(at index: Int) -> Int { answer(at: index).status }
 
     init(reading reader: inout MessageReader, requested: Int?) {
         if reader.bodyIsScannable, let scanned = Self.scanStatuses(reader.body) {
-            statuses = scanned
-            if let requested, statuses.count > requested {
-                reader.report(.replyCountMismatch("proposeChanges", entries: requested, answers: statuses.count))
+            answers = scanned.map { Answer(status: $0) }
+            if let requested, answers.count > requested {
+                reader.report(.replyCountMismatch("proposeChanges", entries: requested, answers: answers.count))
             }
             return
         }
@@ -78,16 +101,30 @@ public struct ProposeChangesReply: Sendable, Equatable {
             reader.report(.wrongShape("proposeChanges reply", expected: "a JSON array of status codes"))
             return
         }
+        answers.reserveCapacity(items.count)
         for item in items {
-            guard let code = item.intValue, code >= 0 else {
-                reader.report(.wrongShape("proposeChanges status \(item.description.prefix(40))", expected: "a status number"))
-                statuses.append(0)
+            guard let answer = Self.answer(item) else {
+                reader.report(.wrongShape("proposeChanges status \(item.description.prefix(40))",
+                                          expected: "a status number or {\"status\": number, \"rev\": revID}"))
+                answers.append(.send)
                 continue
             }
-            statuses.append(code)
+            if let revID = answer.serverRevID { _ = reader.checkRevID(revID) }
+            answers.append(answer)
         }
         if let requested, items.count > requested {
             reader.report(.replyCountMismatch("proposeChanges", entries: requested, answers: items.count))
         }
+    }
+
+    /// A bare non-negative status, or the object form `{"status": 409, "rev": "2-…"}` (`rev`
+    /// optional, empty taken as absent); nil for anything else.
+    private static func answer(_ item: JSONValue) -> Answer? {
+        if let code = item.intValue { return code >= 0 ? Answer(status: code) : nil }
+        guard let object = item.objectValue, let code = object["status"]?.intValue, code >= 0 else { return nil }
+        let rev = object["rev"]
+        guard rev == nil || rev == .null || rev?.stringValue != nil else { return nil }
+        let revID = rev?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        return Answer(status: code, serverRevID: revID)
     }
 }
