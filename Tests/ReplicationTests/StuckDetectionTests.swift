@@ -113,6 +113,65 @@ struct StuckDetectionTests {
         #expect(script.stuck(after: 0).isEmpty)
     }
 
+    /// LiteCore sends an empty `rev` for a new checkpoint; a server that has one answers 409,
+    /// and a client that does not read the server's rev tries again and again.
+    @Test("a 409 loop is reported once when first made, counted while it goes on, and ends with a save")
+    func checkpointLoopRunningCount() {
+        let script = Script()
+        var raised: [Finding] = []
+        var changed: [MessageNumber] = []
+        for number in MessageNumber(1)...10 {
+            script.client(request("setCheckpoint", number, [("client", "cp"), ("rev", "")], body: #"{"local":1}"#))
+            let answer = script.server(errorReply(number, code: 409))
+            raised += answer.findings
+            if answer.changesStuckReasons { changed.append(number) }
+        }
+        #expect(raised.count == 1 && changed == [3])
+        #expect(raised.first?.description
+            == #"checkpointConflictLoop by client: setCheckpoint client=cp keeps failing with 409: rev "" is stale; no checkpoint rev seen in this session (3 times)"#)
+        let all = script.analyzer.allFindings(now: .infinity)
+        #expect(all.count == 1 && all.first?.count == 10 && all.first?.holds == true)
+        #expect(script.analyzer.standingStuckReasons == [.checkpointConflictLoop])
+        #expect(script.analyzer.summary().findings == [FindingTally(kind: .checkpointConflictLoop, findings: 1, occurrences: 10)])
+
+        script.client(request("getCheckpoint", 11, [("client", "cp")]))
+        script.server(reply(11, [("rev", "7-b")], body: #"{"local":0}"#))
+        script.client(request("setCheckpoint", 12, [("client", "cp"), ("rev", "7-b")], body: #"{"local":1}"#))
+        #expect(script.server(reply(12, [("rev", "8-c")])).changesStuckReasons)
+        #expect(script.analyzer.standingStuckReasons.isEmpty && script.stuck(after: 0).isEmpty)
+        let ended = script.analyzer.findings
+        #expect(ended.count == 1 && ended.first?.holds == false)
+        #expect(ended.first?.description.hasSuffix("(10 times, then it stopped)") == true)
+    }
+
+    /// A policy's close fault (1011) in the middle of a pull: the revisions the client asked for
+    /// are one finding, not one each.
+    @Test("closed mid-transfer: one finding naming the close and the revisions outstanding")
+    func closedMidTransfer() {
+        let script = Script()
+        let entries = (1...50).map { "[\($0),\"d\($0)\",\"\(revA1)\"]" }.joined(separator: ",")
+        script.server(request("changes", 1, body: "[\(entries)]"))
+        script.client(reply(1, body: "[" + Array(repeating: "[]", count: 50).joined(separator: ",") + "]"))
+        script.server(request("rev", 2, [("id", "d1"), ("rev", revA1)], body: "{}"))
+        script.now += 1
+        script.analyzer.observeClose(from: .serverToClient, code: 1011, reason: "policy close", at: script.now)
+        script.analyzer.observeClose(from: .clientToServer, code: 1011, reason: "", at: script.now)
+
+        let stuck = script.analyzer.allFindings(now: .infinity)
+        #expect(stuck.map(\.kind) == [.closedMidTransfer])
+        #expect(stuck.first?.message == #"closed by 1011 "policy close" from server with 50 revision(s) outstanding (49 wanted and never sent, 1 sent and never answered)"#)
+        #expect(script.analyzer.summary().findings == [FindingTally(kind: .closedMidTransfer, findings: 1, occurrences: 50)])
+    }
+
+    @Test("a drop without CLOSE is named as such")
+    func droppedMidTransfer() {
+        let script = Script()
+        script.client(request("rev", 1, [("id", "d"), ("rev", revA1)], body: "{}"))
+        script.analyzer.observeClose(from: .clientToServer, code: nil, reason: "TCP RST", at: 5)
+        #expect(script.analyzer.allFindings(now: .infinity).map(\.message)
+            == ["dropped without CLOSE by client (TCP RST) with 1 revision(s) outstanding (1 sent and never answered)"])
+    }
+
     @Test("at the end of a capture everything outstanding is stuck")
     func endOfCapture() {
         let script = Script()

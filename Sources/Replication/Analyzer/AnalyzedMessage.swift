@@ -11,14 +11,20 @@ public struct AnalyzedMessage: Sendable {
     public var time: Double
     /// For a reply: seconds since its request completed.
     public var latency: Double?
+    /// Findings this message raised (each finding is raised once, when it is first made).
     public var findings: [Finding]
+    /// True when the message raised, re-opened or ended a standing finding
+    /// (``Finding/Kind/isStanding``): the session's ``SessionAnalyzer/standingStuckReasons`` changed.
+    public var changesStuckReasons: Bool
 
-    init(box: RequestBox, from: BLIPDirection, time: Double, latency: Double?, findings: [Finding]) {
+    init(box: RequestBox, from: BLIPDirection, time: Double, latency: Double?, findings: [Finding],
+         changesStuckReasons: Bool = false) {
         self.box = box
         self.from = from
         self.time = time
         self.latency = latency
         self.findings = findings
+        self.changesStuckReasons = changesStuckReasons
     }
 
     public var message: ReplicationMessage {

@@ -26,7 +26,7 @@ public struct CheckpointEvent: Sendable, Equatable, Encodable {
         case .get: return "getCheckpoint client=\(client) → \(replyRev.map { "rev \($0)" } ?? outcome)"
         case .set:
             let result = outcome == "ok" ? (replyRev ?? "?") : outcome
-            return "setCheckpoint client=\(client) rev \(requestRev ?? "(new)") → \(result)"
+            return "setCheckpoint client=\(client) \(SetCheckpointRequest.revText(requestRev)) → \(result)"
                 + (changes.isEmpty ? "" : " [" + changes.map { "\($0.key): \($0.old ?? "∅")→\($0.new ?? "∅")" }.joined(separator: ", ") + "]")
         }
     }

@@ -29,6 +29,9 @@ public struct ReplicationSummary: Sendable, Equatable, Encodable {
     public var secondsToCaughtUp: Double?
     public var closes: [CloseRecord]
     public var profiles: [ProfileStats]
+    /// Findings by kind, with the running count behind them (a 409 loop's 409s, the revisions
+    /// outstanding when a close cut the session short).
+    public var findings: [FindingTally]
     public var protocolViolations: Int
     public var findingsDropped: Int
     public var timelineDocumentsEvicted: Int
@@ -57,12 +60,48 @@ public struct TransferCounts: Sendable, Equatable, Encodable {
     public init() {}
 }
 
+/// The findings of one kind in a session summary.
+public struct FindingTally: Sendable, Equatable, Encodable {
+    public var kind: Finding.Kind
+    /// Findings of this kind.
+    public var findings = 0
+    /// What they stand for: the sum of their running counts (a finding without one counts one).
+    public var occurrences = 0
+
+    public init(kind: Finding.Kind, findings: Int = 0, occurrences: Int = 0) {
+        self.kind = kind
+        self.findings = findings
+        self.occurrences = occurrences
+    }
+
+    mutating func add(_ finding: Finding) {
+        findings += 1
+        occurrences += finding.count ?? 1
+    }
+
+    /// `checkpointConflictLoop×40000`.
+    public var text: String { "\(kind.rawValue)×\(occurrences)" }
+}
+
 /// How a side closed the WebSocket.
 public struct CloseRecord: Sendable, Equatable, Encodable {
+    /// `client` or `server`; nil when not known.
     public var from: String?
+    /// The CLOSE frame's code; nil when the connection ended without one (a TCP drop).
     public var code: Int?
     public var reason: String
     public var time: Double
+
+    /// True for a connection that ended without a CLOSE frame (no code, or 1006, which
+    /// RFC 6455 §7.4.1 reserves for exactly that and never sends).
+    public var isDrop: Bool { code == nil || code == 1006 }
+
+    /// `closed by 1011 "reason" from server`, or `dropped without CLOSE by client (TCP RST)`.
+    public var summary: String {
+        let why = reason.isEmpty ? "" : isDrop ? " (\(reason))" : " \"\(reason)\""
+        if isDrop { return "dropped without CLOSE" + (from.map { " by \($0)" } ?? "") + why }
+        return "closed by \(code!)\(why)" + (from.map { " from \($0)" } ?? "")
+    }
 }
 
 /// Requests, replies and latency of one profile.

@@ -69,12 +69,23 @@ public final class SessionAnalyzer: @unchecked Sendable {
     /// Documents that currently have a timeline.
     public var timelineDocumentIDs: [String] { withState { $0.timelines.documentIDs.sorted() } }
 
-    /// Why the session looks stuck at `now`. Pass `.infinity` at the end of a capture to report
-    /// everything still outstanding.
+    /// Why the session looks stuck at `now`: the timed rules (requests, revs and pauses past
+    /// their timeouts, a one-shot pull without caught-up) and the standing findings that hold.
+    /// Pass `.infinity` at the end of a capture to report everything still outstanding. This is
+    /// what the relay's stuck gauge counts.
     public func stuckFindings(now: Double) -> [Finding] { withState { $0.stuckFindings(now: now) } }
 
-    /// Protocol violations and other findings raised so far, in order.
+    /// Every finding once, in time order: those raised so far (``findings``) and the timed rules
+    /// at `now`. What `inspect --stuck` and the admin listener's `/sessions` show.
+    public func allFindings(now: Double) -> [Finding] { withState { $0.allFindings(now: now) } }
+
+    /// Findings raised so far, in order, each once: protocol violations, and standing findings
+    /// (``Finding/Kind/isStanding``) with their running count, kept current.
     public var findings: [Finding] { withState { $0.findings } }
+
+    /// The kinds of the standing findings that hold now; cheap (no clock, no scan of the
+    /// session's tables). ``AnalyzedMessage/changesStuckReasons`` says when it changed.
+    public var standingStuckReasons: Set<Finding.Kind> { withState { $0.standingStuckReasons } }
 
     /// Every getCheckpoint/setCheckpoint exchange, in order.
     public var checkpointHistory: [CheckpointEvent] {

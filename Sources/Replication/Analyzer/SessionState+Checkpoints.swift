@@ -25,35 +25,44 @@ extension SessionState {
         guard let client = sent.client else { return }
         let outcome = Self.applySet(sent, reply: reply, error: error, time: time, from: direction, limits: limits,
                                     to: &checkpoints[client, default: CheckpointState()])
-        guard let conflicts = outcome.conflictLoop else { return }
-        report(.checkpointConflictLoop, side: direction.reversed, message: reply, at: time,
-               text: "setCheckpoint client=\(client) refused with 409 \(conflicts) times in a row "
-                   + "(rev \(sent.rev ?? "(new)") is stale; server has \(outcome.serverRev ?? "unknown"))")
+        if outcome.saved { standingStopped(.checkpoint(client: client), at: time) }
+        guard let inARow = outcome.conflictsInARow, inARow >= limits.checkpointConflictLoopThreshold else { return }
+        let connection = connection  // the closure may not capture self, which is being changed
+        standingOccurred(.checkpoint(client: client), count: inARow) {
+            let server = outcome.serverRev.map { "server has \($0)" } ?? "no checkpoint rev seen in this session"
+            return Finding(kind: .checkpointConflictLoop, connection: connection, time: time, side: direction.reversed,
+                           profile: reply.profile, number: reply.number,
+                           message: "setCheckpoint client=\(client) keeps failing with 409: "
+                               + "\(SetCheckpointRequest.revText(sent.rev)) is stale; \(server)")
+        }
     }
 
-    /// Records a setCheckpoint exchange in `state`; says when it makes a 409 loop.
+    /// Records a setCheckpoint exchange in `state`: whether it saved the checkpoint, the 409s in
+    /// a row when it was one, and the last rev seen for the checkpoint.
     private static func applySet(_ sent: SetCheckpointRequest, reply: ReplicationMessage, error: ErrorReply?, time: Double,
                                  from direction: BLIPDirection, limits: AnalyzerLimits,
-                                 to state: inout CheckpointState) -> (conflictLoop: Int?, serverRev: String?) {
+                                 to state: inout CheckpointState) -> (saved: Bool, conflictsInARow: Int?, serverRev: String?) {
         var event = CheckpointEvent(time: time, from: direction.reversed.description, number: reply.number, operation: .set,
                                     client: sent.client ?? "", collection: reply.collectionName, requestRev: sent.rev, replyRev: nil,
                                     outcome: "ok", changes: CheckpointChange.diff(from: state.body, to: sent.body))
-        var loop: Int?
+        var saved = false
+        var inARow: Int?
         if let error {
             event.outcome = error.key
             if error.code == 409 {
                 state.conflicts += 1
                 state.consecutiveConflicts += 1
-                if state.consecutiveConflicts == limits.checkpointConflictLoopThreshold { loop = state.consecutiveConflicts }
+                inARow = state.consecutiveConflicts
             }
         } else if case .setCheckpointReply(let answer) = reply.content {
             event.replyRev = answer.rev
             state.rev = answer.rev
             state.body = sent.body
             state.consecutiveConflicts = 0
+            saved = true
         }
         append(event, to: &state, limit: limits.maxCheckpointEvents)
-        return (loop, state.rev)
+        return (saved, inARow, state.rev)
     }
 
     mutating func recordCollectionCheckpoints(_ sent: GetCollectionsRequest, reply: ReplicationMessage,

@@ -92,10 +92,12 @@ extension SessionState {
                 record.kind = .wanted
                 transfer[requester.rawValue].revisionsWanted += 1
                 expectRev(key, from: requester, number: reply.number, at: time)
+                standingStopped(.revision(key), at: time)
             case 304:
                 record.kind = .notWanted
                 record.note = .peerHasIt
                 transfer[requester.rawValue].revisionsNotWanted += 1
+                standingStopped(.revision(key), at: time)
             default:
                 record.note = .proposalRefused(status: status, error: error, serverRevID: answer.serverRevID)
                 if status == 409 { conflicts += 1 }
@@ -110,6 +112,9 @@ extension SessionState {
                                     requester: BLIPDirection, at time: Double, latency: Double) {
         if error == nil {
             transfer[requester.rawValue].revisionsAccepted += 1
+            if let docID = rev.docID, let revID = rev.revID {
+                standingStopped(.revision(DocRev(docID: docID, revID: revID)), at: time)
+            }
         } else {
             transfer[requester.rawValue].revisionsRefused += 1
             if error?.code == 409 { conflicts += 1 }
@@ -137,9 +142,12 @@ extension SessionState {
         guard refusals[key] != nil || refusals.count < limits.maxRefusalsTracked else { return }
         let count = (refusals[key] ?? 0) + 1
         refusals[key] = count
-        if count == limits.repeatedRefusalThreshold {
-            report(.revisionRefusedRepeatedly, side: sender, message: reply, docID: key.docID, at: time,
-                   text: "\(key.docID) \(key.revID) refused \(count) times; the sender keeps retrying a revision the peer will not take")
+        guard count >= limits.repeatedRefusalThreshold else { return }
+        let connection = connection  // the closure may not capture self, which is being changed
+        standingOccurred(.revision(key), count: count) {
+            Finding(kind: .revisionRefusedRepeatedly, connection: connection, time: time, side: sender,
+                    profile: reply.profile, number: reply.number, docID: key.docID,
+                    message: "\(key.docID) \(key.revID) refused again and again; the sender keeps retrying a revision the peer will not take")
         }
     }
 

@@ -1,20 +1,40 @@
 import BLIPCore
 
 extension SessionState {
-    /// The stuck rules: unanswered requests and revs, wanted revs that never came, ACK pauses, a
-    /// one-shot pull without caught-up, revisions refused again and again, checkpoint 409 loops.
+    /// Why the session is stuck at `now`: the timed rules (below) and the standing findings
+    /// that hold (a checkpoint 409 loop, a revision refused again and again).
     func stuckFindings(now: Double) -> [Finding] {
+        Self.ordered(timedFindings(now: now) + holdingStandingFindings)
+    }
+
+    /// Every finding once, in time order: those raised so far (violations, standing findings with
+    /// their running count, held or ended) and the timed rules at `now`.
+    func allFindings(now: Double) -> [Finding] {
+        Self.ordered(findings + timedFindings(now: now))
+    }
+
+    private static func ordered(_ findings: [Finding]) -> [Finding] {
+        findings.sorted { ($0.time, $0.kind.rawValue) < ($1.time, $1.kind.rawValue) }
+    }
+
+    /// The rules that need a clock: unanswered requests and revs, wanted revs that never came,
+    /// ACK pauses, a one-shot pull without caught-up. Once the session has closed, revisions
+    /// still on their way are one ``Finding/Kind/closedMidTransfer`` finding, not one each.
+    func timedFindings(now: Double) -> [Finding] {
         var found: [Finding] = []
         func add(_ kind: Finding.Kind, _ side: BLIPDirection?, _ since: Double, _ text: String,
                  profile: String? = nil, number: MessageNumber? = nil, docID: String? = nil) {
             found.append(Finding(kind: kind, connection: connection, time: since, side: side, profile: profile,
                                  number: number, docID: docID, message: text))
         }
+        let closedMidTransfer = closedMidTransferFinding()
+        if let closedMidTransfer { found.append(closedMidTransfer) }
         for direction in BLIPDirection.allCases {
             for (number, request) in pending[direction.rawValue] {
                 let age = now - request.time
                 let isRev = request.box.message.knownProfile == .rev || request.box.message.knownProfile == .putRev
                 guard age > (isRev ? limits.revReplyTimeout : limits.requestTimeout) else { continue }
+                if isRev && closedMidTransfer != nil { continue }
                 let kind: Finding.Kind = isRev ? .unansweredRev : .unansweredRequest
                 var docID: String?
                 if case .rev(let rev) = request.box.message.content { docID = rev.docID }
@@ -23,10 +43,12 @@ extension SessionState {
                     profile: request.box.message.profile, number: number, docID: docID)
             }
         }
-        for (key, rev) in wanted where now - rev.time > limits.revArrivalTimeout {
-            add(.revNeverArrived, rev.sender, rev.time,
-                "\(key.docID) \(key.revID) was wanted (reply #\(rev.number)) but neither rev nor norev came \(Self.age(now - rev.time))",
-                docID: key.docID)
+        if closedMidTransfer == nil {
+            for (key, rev) in wanted where now - rev.time > limits.revArrivalTimeout {
+                add(.revNeverArrived, rev.sender, rev.time,
+                    "\(key.docID) \(key.revID) was wanted (reply #\(rev.number)) but neither rev nor norev came \(Self.age(now - rev.time))",
+                    docID: key.docID)
+            }
         }
         for (key, since) in paused where now - since > limits.pausedTimeout {
             add(.pausedOnAck, key.direction.reversed, since,
@@ -40,41 +62,37 @@ extension SessionState {
                     "one-shot pull has not received the empty changes message (caught up); last changes activity \(Self.age(now - idleSince)) ago")
             }
         }
-        for (key, count) in refusals where count >= limits.repeatedRefusalThreshold {
-            add(.revisionRefusedRepeatedly, nil, lastTime ?? 0, "\(key.docID) \(key.revID) refused \(count) times", docID: key.docID)
+        return found
+    }
+
+    /// After the session closed: one finding for the revisions still on their way (wanted and
+    /// neither sent nor refused with norev, or sent and unanswered), naming the close that ended
+    /// it; nil when none were, or the session is open.
+    func closedMidTransferFinding() -> Finding? {
+        guard let close = endingClose else { return nil }
+        let unanswered = pending.reduce(0) { total, requests in
+            total + requests.values.reduce(0) {
+                let profile = $1.box.message.knownProfile
+                return $0 + (profile == .rev || profile == .putRev ? 1 : 0)
+            }
         }
-        for (client, state) in checkpoints where state.consecutiveConflicts >= limits.checkpointConflictLoopThreshold {
-            add(.checkpointConflictLoop, nil, state.events.last?.time ?? 0,
-                "setCheckpoint client=\(client) failed with 409 \(state.consecutiveConflicts) times in a row", profile: "setCheckpoint")
-        }
-        return found.sorted { ($0.time, $0.kind.rawValue) < ($1.time, $1.kind.rawValue) }
+        let outstanding = wanted.count + unanswered
+        guard outstanding > 0 else { return nil }
+        var parts: [String] = []
+        if !wanted.isEmpty { parts.append("\(wanted.count) wanted and never sent") }
+        if unanswered > 0 { parts.append("\(unanswered) sent and never answered") }
+        return Finding(kind: .closedMidTransfer, connection: connection, time: close.time, side: nil,
+                       message: "\(close.summary) with \(outstanding) revision(s) outstanding (\(parts.joined(separator: ", ")))",
+                       count: outstanding)
+    }
+
+    /// The close that ended the session: the first that is not a normal closure (1000), else the first.
+    var endingClose: CloseRecord? {
+        closes.first { $0.code != 1000 } ?? closes.first
     }
 
     static func age(_ seconds: Double) -> String {
         guard seconds.isFinite else { return "until the end" }
         return seconds < 120 ? "for \(Int(seconds)) s" : "for \(Int(seconds / 60)) min"
-    }
-
-    func summary() -> ReplicationSummary {
-        let pushed = transfer[BLIPDirection.clientToServer.rawValue]
-        let pulled = transfer[BLIPDirection.serverToClient.rawValue]
-        let pushes = pushed.changesMessages > 0 || pushed.revisionsSent > 0
-        let pulls = subChangesSender == .clientToServer || pulled.changesMessages > 0 || pulled.revisionsSent > 0
-        let type = pushes && pulls ? "pushAndPull" : pushes ? "push" : pulls ? "pull" : "none"
-        let end = closes.last?.time ?? lastTime
-        return ReplicationSummary(
-            connection: connection, subprotocol: subprotocol, user: user, startTime: startTime, endTime: end,
-            durationSeconds: startTime.flatMap { start in end.map { $0 - start } },
-            replicationType: type, continuous: continuous, collectionMode: collectionMode.rawValue,
-            collections: context.collections.map(\.description), versioning: context.versioning?.rawValue,
-            messagesFromClient: messageCounts[0], messagesFromServer: messageCounts[1],
-            bytesFromClient: byteCounts[0], bytesFromServer: byteCounts[1],
-            pushed: pushed, pulled: pulled, conflicts: conflicts,
-            checkpointConflicts: checkpoints.values.reduce(0) { $0 + $1.conflicts },
-            errorsByDomainAndCode: errorCounts, caughtUp: caughtUpTime != nil,
-            secondsToCaughtUp: caughtUpTime.flatMap { caught in startTime.map { caught - $0 } },
-            closes: closes, profiles: profileStats.sorted,
-            protocolViolations: violations, findingsDropped: findingsDropped,
-            timelineDocumentsEvicted: timelines.evictedDocuments)
     }
 }

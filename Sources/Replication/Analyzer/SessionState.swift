@@ -63,6 +63,10 @@ struct SessionState {
     var errorCounts: [String: Int] = [:]
     var conflicts = 0
     var findings: [Finding] = []
+    /// Standing findings by subject: their index in ``findings``.
+    var standing: [StandingSubject: Int] = [:]
+    /// Set by the message being observed when it raised, re-opened or ended a standing finding.
+    var stuckReasonsChanged = false
     var findingsDropped = 0
     var violations = 0
     var closes: [CloseRecord] = []
@@ -92,6 +96,7 @@ struct SessionState {
         messageCounts[direction.rawValue] += 1
         byteCounts[direction.rawValue] += message.wirePayloadBytes > 0 ? message.wirePayloadBytes : message.body.readableBytes
         let firstNewFinding = findings.count
+        stuckReasonsChanged = false
         // Each typed message is boxed once: a pending request and the returned AnalyzedMessage
         // share the box instead of copying the (large) typed view; the handlers borrow it.
         let box: RequestBox
@@ -117,7 +122,8 @@ struct SessionState {
         }
         if !box.message.violations.isEmpty { box.withMessage { reportViolations(of: $0, from: direction, at: time) } }
         let raised = findings.count > firstNewFinding ? Array(findings[firstNewFinding...]) : []
-        return AnalyzedMessage(box: box, from: direction, time: time, latency: latency, findings: raised)
+        return AnalyzedMessage(box: box, from: direction, time: time, latency: latency, findings: raised,
+                               changesStuckReasons: stuckReasonsChanged)
     }
 
     private mutating func reportViolations(of typed: borrowing ReplicationMessage, from direction: BLIPDirection,

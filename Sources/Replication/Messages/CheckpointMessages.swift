@@ -71,3 +71,13 @@ public struct CheckpointChange: Sendable, Equatable, Codable {
         }
     }
 }
+
+extension SetCheckpointRequest {
+    /// A setCheckpoint `rev` as the analyzer writes it: `rev 7-a`; `rev ""` for the empty value
+    /// LiteCore sends for a new checkpoint (which Sync Gateway takes as no rev); `rev (new)`
+    /// when the property is absent.
+    static func revText(_ rev: String?) -> String {
+        guard let rev else { return "rev (new)" }
+        return rev.isEmpty ? "rev \"\"" : "rev \(rev)"
+    }
+}

@@ -52,7 +52,7 @@ extension ReplicationMessage {
         case .getCheckpoint(let request):
             return "getCheckpoint client=\(request.client ?? "?")"
         case .setCheckpoint(let request):
-            return "setCheckpoint client=\(request.client ?? "?") rev \(request.rev ?? "(new)")"
+            return "setCheckpoint client=\(request.client ?? "?") \(SetCheckpointRequest.revText(request.rev))"
         case .getCollections(let request):
             return "getCollections \(request.collections.map(\.description).joined(separator: ", "))"
         case .subChanges(let request):
