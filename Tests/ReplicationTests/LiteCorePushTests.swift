@@ -41,4 +41,71 @@ struct LiteCorePushTests {
         let answer = script.server(reply(1, body: "[{\"rev\":\"\(revA1)\"}]"))
         #expect(answer.message.violations.count == 1)
     }
+
+    /// A one-shot push of two documents by a new client, as LiteCore makes it: getCheckpoint
+    /// answered 404, proposeChanges, the revs, then the timed setCheckpoint with an empty `rev`.
+    @Test("a LiteCore push: offers counted, the first 404 normal, done once the checkpoint is saved")
+    func pushStory() {
+        let script = Script()
+        script.client(request("getCheckpoint", 1, [("client", "cp-push")]))
+        let notFound = script.server(errorReply(1, code: 404, message: "missing"))
+        #expect(notFound.isExpectedError)
+        script.client(request("proposeChanges", 2, body: "[[\"a\",\"\(revA1)\"],[\"b\",\"\(revA1)\"]]"))
+        script.server(reply(2, body: "[]"))
+        script.client(request("rev", 3, [("id", "a"), ("rev", revA1)], body: "{}"))
+        script.client(request("rev", 4, [("id", "b"), ("rev", revA1)], body: "{}"))
+        script.server(reply(3))
+        #expect(script.analyzer.summary().pushDone == false, "rev #4 has no reply yet")
+        script.server(reply(4))
+        #expect(script.analyzer.summary().pushDone == false, "the checkpoint is not saved yet")
+        script.client(request("setCheckpoint", 5, [("client", "cp-push"), ("rev", "")], body: #"{"local":2}"#), after: 5)
+        #expect(script.analyzer.summary().pushDone == false, "the save has no reply yet")
+        script.server(reply(5, [("rev", "1-cc")]))
+
+        let summary = script.analyzer.summary()
+        #expect(summary.replicationType == "push")
+        #expect(summary.pushed.revisionsOffered == 2 && summary.pushed.revisionsProposed == 2)
+        #expect(summary.pushDone == true && summary.pullCaughtUp == nil && summary.caughtUp)
+        #expect(summary.secondsToCaughtUp == summary.startTime.map { script.now - $0 }, "caught up at the save's reply")
+        #expect(summary.newCheckpoints == 1 && summary.errorsByDomainAndCode.isEmpty)
+        let stats = summary.profiles.first { $0.profile == "getCheckpoint" }
+        #expect(stats?.errors == 0 && stats?.replies == 1)
+        #expect(script.analyzer.checkpointHistory.last?.summary == "setCheckpoint client=cp-push rev \"\" → 1-cc [local: ∅→2]")
+    }
+
+    @Test("a checkpoint saved before the last rev was answered does not finish the push")
+    func checkpointBeforeTheLastAnswer() {
+        let script = Script()
+        script.client(request("proposeChanges", 1, body: "[[\"a\",\"\(revA1)\"]]"))
+        script.server(reply(1, body: "[]"))
+        script.client(request("rev", 2, [("id", "a"), ("rev", revA1)], body: "{}"))
+        script.client(request("setCheckpoint", 3, [("client", "cp")], body: #"{"local":0}"#))
+        script.server(reply(2))
+        script.server(reply(3, [("rev", "1-aa")]))
+        #expect(script.analyzer.summary().pushDone == false)
+        #expect(!script.analyzer.summary().caughtUp)
+    }
+
+    @Test("a wanted revision never sent leaves the push not done; nothing to push is done at once")
+    func outstandingAndEmpty() {
+        let wanting = Script()
+        wanting.client(request("proposeChanges", 1, body: "[[\"a\",\"\(revA1)\"]]"))
+        wanting.server(reply(1, body: "[0]"))
+        #expect(wanting.analyzer.summary().pushDone == false)
+
+        let empty = Script()
+        empty.client(request("proposeChanges", 1, body: "[]"))
+        empty.server(reply(1, body: "[]"))
+        #expect(empty.analyzer.summary().pushDone == true)
+    }
+
+    @Test("a getCheckpoint 404 after the checkpoint was seen is an error")
+    func laterNotFound() {
+        let script = Script()
+        script.client(request("getCheckpoint", 1, [("client", "cp")]))
+        script.server(reply(1, [("rev", "3-a")], body: "{}"))
+        script.client(request("getCheckpoint", 2, [("client", "cp")]))
+        #expect(!script.server(errorReply(2, code: 404)).isExpectedError)
+        #expect(script.analyzer.summary().errorsByDomainAndCode == ["HTTP 404": 1])
+    }
 }

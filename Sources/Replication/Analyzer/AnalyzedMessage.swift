@@ -17,14 +17,19 @@ public struct AnalyzedMessage: Sendable {
     /// (``Finding/Kind/isStanding``): the session's ``SessionAnalyzer/standingStuckReasons`` changed.
     public var changesStuckReasons: Bool
 
+    /// True for an ERR that is the normal answer, not an error: a new client's first
+    /// getCheckpoint answered 404. Summaries list it apart and do not count it as an error.
+    public var isExpectedError: Bool
+
     init(box: RequestBox, from: BLIPDirection, time: Double, latency: Double?, findings: [Finding],
-         changesStuckReasons: Bool = false) {
+         changesStuckReasons: Bool = false, isExpectedError: Bool = false) {
         self.box = box
         self.from = from
         self.time = time
         self.latency = latency
         self.findings = findings
         self.changesStuckReasons = changesStuckReasons
+        self.isExpectedError = isExpectedError
     }
 
     public var message: ReplicationMessage {

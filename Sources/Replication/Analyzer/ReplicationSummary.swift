@@ -23,9 +23,22 @@ public struct ReplicationSummary: Sendable, Equatable, Encodable {
     public var pulled: TransferCounts
     public var conflicts: Int
     public var checkpointConflicts: Int
+    /// getCheckpoints answered 404 for a client this session saw no checkpoint of: a new client
+    /// has none yet, so this is the normal answer and not counted in ``errorsByDomainAndCode``.
+    public var newCheckpoints: Int
     /// ERR replies by `domain code`, e.g. `HTTP 409`.
     public var errorsByDomainAndCode: [String: Int]
+    /// True when every way the session replicates got to its end: the pull caught up and the
+    /// push is done (``pullCaughtUp``, ``pushDone``).
     public var caughtUp: Bool
+    /// The pull received the empty `changes` that says it is caught up; nil when there is no pull.
+    public var pullCaughtUp: Bool?
+    /// Nothing of the push is outstanding and its checkpoint is saved (see `SessionState+Progress`):
+    /// every change the client offered or proposed answered, every revision asked for sent and
+    /// answered (or refused with norev), and the client's last setCheckpoint, sent after those
+    /// answers, succeeded. Nil when there is no push.
+    public var pushDone: Bool?
+    /// From the session's start to ``caughtUp``.
     public var secondsToCaughtUp: Double?
     public var closes: [CloseRecord]
     public var profiles: [ProfileStats]
@@ -40,7 +53,9 @@ public struct ReplicationSummary: Sendable, Equatable, Encodable {
 /// Document traffic in one direction.
 public struct TransferCounts: Sendable, Equatable, Encodable {
     public var changesMessages = 0
+    /// Revisions offered in `changes` and `proposeChanges`.
     public var revisionsOffered = 0
+    /// Of ``revisionsOffered``, those offered in `proposeChanges`.
     public var revisionsProposed = 0
     public var revisionsWanted = 0
     public var revisionsNotWanted = 0

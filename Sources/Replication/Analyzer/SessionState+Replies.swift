@@ -12,13 +12,19 @@ extension SessionState {
             recordCheckpointGet(client: sent.client, reply: typed, error: error, from: direction, at: time)
         case .setCheckpoint(let sent):
             recordCheckpointSet(sent, reply: typed, error: error, from: direction, at: time)
+            if requester == .clientToServer, error == nil, lastCheckpointSave?.sentAt == request.time {
+                lastCheckpointSave?.savedAt = time
+            }
         case .getCollections(let sent):
             recordCollectionCheckpoints(sent, reply: typed, from: direction, at: time)
         case .changes(let sent):
+            if requester == .clientToServer { lastPushAnswerTime = time }
             answerChanges(sent, reply: typed, error: error, requester: requester, at: time)
         case .proposeChanges(let sent):
+            if requester == .clientToServer { lastPushAnswerTime = time }
             answerProposal(sent, reply: typed, error: error, requester: requester, at: time)
         case .rev(let rev):
+            if requester == .clientToServer { lastPushAnswerTime = time }
             answerRev(rev, reply: typed, error: error, requester: requester, at: time, latency: latency)
         case .getAttachment(let sent) where error == nil:
             if case .attachment(let bytes) = typed.content {

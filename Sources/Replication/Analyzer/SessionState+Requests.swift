@@ -8,6 +8,7 @@ extension SessionState {
             claimCheckpoint(request.client, message: typed, from: direction, at: time)
         case .setCheckpoint(let request):
             claimCheckpoint(request.client, message: typed, from: direction, at: time)
+            if direction == .clientToServer { lastCheckpointSave = CheckpointSave(sentAt: time) }
         case .getCollections(let request):
             context.collections = request.collections
             for client in request.checkpointIDs { claimCheckpoint(client, message: typed, from: direction, at: time) }
@@ -19,7 +20,9 @@ extension SessionState {
         case .changes(let request):
             offerChanges(request, typed: typed, from: direction, at: time)
         case .proposeChanges(let request):
+            // A proposal is an offer (§3 "proposeChanges"): counted with changes' entries.
             transfer[direction.rawValue].changesMessages += 1
+            transfer[direction.rawValue].revisionsOffered += request.entries.count
             transfer[direction.rawValue].revisionsProposed += request.entries.count
             for entry in request.entries {
                 var record = timelineRecord(typed, from: direction, at: time, kind: .proposed, revID: entry.revID)
@@ -30,6 +33,7 @@ extension SessionState {
             sendRev(rev, typed: typed, from: direction, at: time)
         case .norev(let norev):
             transfer[direction.rawValue].norevs += 1
+            if direction == .clientToServer { lastPushAnswerTime = time }
             guard let docID = norev.docID else { break }
             if let revID = norev.revID { wanted[DocRev(docID: docID, revID: revID)] = nil }
             var record = timelineRecord(typed, from: direction, at: time, kind: .noRev, revID: norev.revID)

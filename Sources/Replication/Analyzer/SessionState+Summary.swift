@@ -8,6 +8,7 @@ extension SessionState {
         let pushes = pushed.changesMessages > 0 || pushed.revisionsSent > 0
         let pulls = subChangesSender == .clientToServer || pulled.changesMessages > 0 || pulled.revisionsSent > 0
         let type = pushes && pulls ? "pushAndPull" : pushes ? "push" : pulls ? "pull" : "none"
+        let progress = progress(pushes: pushes, pulls: pulls)
         let end = closes.last?.time ?? lastTime
         return ReplicationSummary(
             connection: connection, subprotocol: subprotocol, user: user, startTime: startTime, endTime: end,
@@ -18,8 +19,10 @@ extension SessionState {
             bytesFromClient: byteCounts[0], bytesFromServer: byteCounts[1],
             pushed: pushed, pulled: pulled, conflicts: conflicts,
             checkpointConflicts: checkpoints.values.reduce(0) { $0 + $1.conflicts },
-            errorsByDomainAndCode: errorCounts, caughtUp: caughtUpTime != nil,
-            secondsToCaughtUp: caughtUpTime.flatMap { caught in startTime.map { caught - $0 } },
+            newCheckpoints: newCheckpoints,
+            errorsByDomainAndCode: errorCounts, caughtUp: progress.caughtUpTime != nil,
+            pullCaughtUp: progress.pullCaughtUp, pushDone: progress.pushDone,
+            secondsToCaughtUp: progress.caughtUpTime.flatMap { caught in startTime.map { caught - $0 } },
             closes: closes, profiles: profileStats.sorted,
             findings: findingTallies(),
             protocolViolations: violations, findingsDropped: findingsDropped,

@@ -34,6 +34,13 @@ struct SessionState {
 
     enum CollectionMode: String { case undetermined, legacy, collectionAware }
 
+    /// The client's last setCheckpoint: when it was sent, and when it was saved (nil while it
+    /// waits for its reply, or when it failed).
+    struct CheckpointSave {
+        var sentAt: Double
+        var savedAt: Double?
+    }
+
     let connection: Int
     let limits: AnalyzerLimits
     let registry: CheckpointRegistry?
@@ -55,12 +62,19 @@ struct SessionState {
     var continuous: Bool?
     var caughtUpTime: Double?
     var lastChangesTime: Double?
+    /// Push progress (``SessionState/pushProgress``): when the server last answered the client's
+    /// changes, proposeChanges or rev (or the client answered a wanted rev with norev), and the
+    /// client's last setCheckpoint.
+    var lastPushAnswerTime: Double?
+    var lastCheckpointSave: CheckpointSave?
     /// Index with the sending direction's rawValue: 0 = pushed (client → server), 1 = pulled.
     var transfer = [TransferCounts(), TransferCounts()]
     var distinctDocuments: [Set<String>] = [[], []]
     var messageCounts = [0, 0]
     var byteCounts = [0, 0]
     var errorCounts: [String: Int] = [:]
+    /// getCheckpoints answered 404 for a client without a checkpoint (not errors).
+    var newCheckpoints = 0
     var conflicts = 0
     var findings: [Finding] = []
     /// Standing findings by subject: their index in ``findings``.
@@ -97,6 +111,7 @@ struct SessionState {
         byteCounts[direction.rawValue] += message.wirePayloadBytes > 0 ? message.wirePayloadBytes : message.body.readableBytes
         let firstNewFinding = findings.count
         stuckReasonsChanged = false
+        var expectedError = false
         // Each typed message is boxed once: a pending request and the returned AnalyzedMessage
         // share the box instead of copying the (large) typed view; the handlers borrow it.
         let box: RequestBox
@@ -111,8 +126,17 @@ struct SessionState {
         } else {
             let request = pending[direction.reversed.rawValue].removeValue(forKey: message.number)
             box = RequestBox(ReplicationMessage.typing(message, answering: request?.box, context: context))
-            let isError = message.type == .error
-            if isError, case .error(let error) = box.message.content { errorCounts[error.key, default: 0] += 1 }
+            var isError = message.type == .error
+            if isError, case .error(let error) = box.message.content {
+                if let request, isNewCheckpointAnswer(error, to: request) {
+                    // A new client's first getCheckpoint: 404 is the normal answer, not an error.
+                    isError = false
+                    expectedError = true
+                    newCheckpoints += 1
+                } else {
+                    errorCounts[error.key, default: 0] += 1
+                }
+            }
             if let request {
                 let elapsed = time - request.time
                 latency = elapsed
@@ -123,7 +147,15 @@ struct SessionState {
         if !box.message.violations.isEmpty { box.withMessage { reportViolations(of: $0, from: direction, at: time) } }
         let raised = findings.count > firstNewFinding ? Array(findings[firstNewFinding...]) : []
         return AnalyzedMessage(box: box, from: direction, time: time, latency: latency, findings: raised,
-                               changesStuckReasons: stuckReasonsChanged)
+                               changesStuckReasons: stuckReasonsChanged, isExpectedError: expectedError)
+    }
+
+    /// True for a 404 answering getCheckpoint for a client whose checkpoint this session has not
+    /// seen: a new client has none yet (litecore-behaviour.md "Checkpoints").
+    private func isNewCheckpointAnswer(_ error: ErrorReply, to request: PendingRequest) -> Bool {
+        guard error.code == 404, error.domain == "HTTP",
+              case .getCheckpoint(let sent) = request.box.message.content, let client = sent.client else { return false }
+        return checkpoints[client]?.rev == nil
     }
 
     private mutating func reportViolations(of typed: borrowing ReplicationMessage, from direction: BLIPDirection,
