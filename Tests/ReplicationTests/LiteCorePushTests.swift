@@ -108,4 +108,27 @@ struct LiteCorePushTests {
         #expect(!script.server(errorReply(2, code: 404)).isExpectedError)
         #expect(script.analyzer.summary().errorsByDomainAndCode == ["HTTP 404": 1])
     }
+
+    /// A relay whose policy denies a rev (readOnly, deny by document): the server never gets
+    /// it, the client gets the relay's 403.
+    @Test("a rev the relay withheld and answered with 403: not delivered, one error the client got")
+    func withheldRev() {
+        let script = Script()
+        script.client(request("proposeChanges", 1, body: "[[\"a\",\"\(revA1)\"],[\"secret\",\"\(revA1)\"]]"))
+        script.server(reply(1, body: "[]"))
+        script.client(request("rev", 2, [("id", "a"), ("rev", revA1)], body: "{}"))
+        script.server(reply(2))
+        script.now += 0.01
+        script.analyzer.observe(withheld: request("rev", 3, [("id", "secret"), ("rev", revA1)], body: "{}"),
+                                from: .clientToServer, at: script.now)
+        let denied = script.server(errorReply(3, code: 403, message: "drafts stay on the device"))
+        #expect(denied.summary.hasPrefix("rev secret"))
+
+        let summary = script.analyzer.summary()
+        #expect(summary.pushed.revisionsSent == 1 && summary.pushed.documents == 1)
+        #expect(summary.pushed.revisionsWithheld == 1 && summary.pushed.revisionsRefused == 1)
+        #expect(summary.errorsByDomainAndCode == ["HTTP 403": 1])
+        #expect(script.analyzer.timeline(docID: "secret").map(\.kind) == [.proposed, .wanted, .revWithheld, .revRefused])
+        #expect(script.analyzer.stuckFindings(now: .infinity).isEmpty, "nothing waits for the withheld rev")
+    }
 }

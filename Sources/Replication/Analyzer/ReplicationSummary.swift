@@ -61,7 +61,12 @@ public struct TransferCounts: Sendable, Equatable, Encodable {
     public var revisionsNotWanted = 0
     public var revisionsSent = 0
     public var revisionsAccepted = 0
+    /// Refusals the sender got: the receiver's, and the relay's for revisions it withheld.
     public var revisionsRefused = 0
+    /// Revisions the relay kept from the receiver and answered itself (a mediation policy denied
+    /// them); not in ``revisionsSent``, ``documents`` or ``revisionBytes``, which count what
+    /// the receiver got.
+    public var revisionsWithheld = 0
     public var documents = 0
     /// True when more distinct documents passed than `maxDistinctDocumentsCounted`.
     public var documentsCountIsLowerBound = false

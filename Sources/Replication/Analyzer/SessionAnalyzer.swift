@@ -40,6 +40,15 @@ public final class SessionAnalyzer: @unchecked Sendable {
         withState { $0.observe(message: message, from: direction, at: time) }
     }
 
+    /// A request the relay kept from its receiver and answered itself (a mediation policy denied
+    /// it): paired with that answer, which ``observe(message:from:at:)`` then reads as coming
+    /// from the receiver's side (it is what the sender got), but nothing of it counts as
+    /// delivered: a withheld `rev` is counted in ``TransferCounts/revisionsWithheld``, not sent.
+    @discardableResult
+    public func observe(withheld message: BLIPMessage, from direction: BLIPDirection, at time: Double) -> AnalyzedMessage {
+        withState { $0.observe(message: message, from: direction, at: time, withheld: true) }
+    }
+
     /// An ACK sent `from` one side for a message of the other (BLIP §5); ends a pause.
     public func observeAck(_ ack: AckInfo, from direction: BLIPDirection, at time: Double) {
         withState { $0.observeAck(ack, from: direction, at: time) }

@@ -52,6 +52,17 @@ extension SessionState {
         }
     }
 
+    /// A request the relay kept from its receiver: only a rev leaves a trace (counted withheld,
+    /// on its document's timeline); the revision it carried will not come that way, so it is no
+    /// longer waited for. Its answer (the relay's) is read as any reply.
+    mutating func handleWithheld(_ typed: borrowing ReplicationMessage, from direction: BLIPDirection, at time: Double) {
+        guard case .rev(let rev) = typed.content else { return }
+        transfer[direction.rawValue].revisionsWithheld += 1
+        guard let docID = rev.docID else { return }
+        if let revID = rev.revID { wanted[DocRev(docID: docID, revID: revID)] = nil }
+        timelines.append(timelineRecord(typed, from: direction, at: time, kind: .revWithheld, revID: rev.revID), docID: docID)
+    }
+
     /// A timeline record for an event that `typed` caused; the caller adds the details.
     func timelineRecord(_ typed: ReplicationMessage, from direction: BLIPDirection, at time: Double,
                         kind: TimelineEvent.Kind, revID: String? = nil) -> TimelineRecord {

@@ -5,7 +5,7 @@ extension SessionState {
     func summary() -> ReplicationSummary {
         let pushed = transfer[BLIPDirection.clientToServer.rawValue]
         let pulled = transfer[BLIPDirection.serverToClient.rawValue]
-        let pushes = pushed.changesMessages > 0 || pushed.revisionsSent > 0
+        let pushes = pushed.changesMessages > 0 || pushed.revisionsSent > 0 || pushed.revisionsWithheld > 0
         let pulls = subChangesSender == .clientToServer || pulled.changesMessages > 0 || pulled.revisionsSent > 0
         let type = pushes && pulls ? "pushAndPull" : pushes ? "push" : pulls ? "pull" : "none"
         let progress = progress(pushes: pushes, pulls: pulls)

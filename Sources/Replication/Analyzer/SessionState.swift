@@ -104,7 +104,9 @@ struct SessionState {
         startTime = startTime ?? time
     }
 
-    mutating func observe(message: BLIPMessage, from direction: BLIPDirection, at time: Double) -> AnalyzedMessage {
+    /// `withheld`: a request the relay kept from its receiver (``SessionAnalyzer/observe(withheld:from:at:)``).
+    mutating func observe(message: BLIPMessage, from direction: BLIPDirection, at time: Double,
+                          withheld: Bool = false) -> AnalyzedMessage {
         startTime = startTime ?? time
         lastTime = time
         messageCounts[direction.rawValue] += 1
@@ -121,7 +123,7 @@ struct SessionState {
             recordRequest(box, noReply: message.isNoReply, from: direction, at: time)
             box.withMessage { typed in
                 checkCollectionMode(typed, from: direction, at: time)
-                handleRequest(typed, from: direction, at: time)
+                if withheld { handleWithheld(typed, from: direction, at: time) } else { handleRequest(typed, from: direction, at: time) }
             }
         } else {
             let request = pending[direction.reversed.rawValue].removeValue(forKey: message.number)

@@ -6,6 +6,8 @@ public struct TimelineEvent: Sendable, Equatable, Encodable {
     public enum Kind: String, Sendable, Codable {
         case offered, proposed, wanted, notWanted, refused
         case revSent, revAccepted, revRefused, noRev
+        /// A rev the relay kept from its receiver and answered itself (a mediation policy).
+        case revWithheld
         case attachmentRequested, attachmentSent, attachmentProofRequested, attachmentProven
         case revRequested, revReturned
     }
@@ -58,6 +60,7 @@ public struct TimelineEvent: Sendable, Equatable, Encodable {
         case .revAccepted: return "\(profile) \(rev) accepted\(latencyText)"
         case .revRefused: return "\(profile) \(rev) refused\(why)\(latencyText)"
         case .noRev: return "norev \(rev)\(why)"
+        case .revWithheld: return "\(profile) \(rev) kept from the receiver by the relay"
         case .attachmentRequested: return "getAttachment \(note ?? "?")"
         case .attachmentSent: return "attachment \(note ?? "?") sent (\(ByteCount.format(bytes ?? 0)))"
         case .attachmentProofRequested: return "proveAttachment \(note ?? "?")"
