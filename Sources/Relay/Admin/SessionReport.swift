@@ -16,6 +16,8 @@ struct SessionReport: Encodable, Sendable {
     var messagesFromUpstream: Int
     var bytesFromClient: Int
     var bytesFromUpstream: Int
+    /// Every finding once (``SessionAnalyzer/allFindings(now:)``): violations, standing findings
+    /// with their running count, and the timed stuck rules now.
     var findings: [Finding]
 
     init(_ track: SessionTrack, now: Double) {
@@ -32,7 +34,7 @@ struct SessionReport: Encodable, Sendable {
         messagesFromUpstream = counts.messages[1]
         bytesFromClient = counts.bytes[0]
         bytesFromUpstream = counts.bytes[1]
-        findings = track.analyzer.findings + track.analyzer.stuckFindings(now: now)
+        findings = track.analyzer.allFindings(now: now)
     }
 }
 

@@ -7,8 +7,10 @@ import Replication
 
 /// Turns relay events into ``RelayMetrics`` updates and keeps what the admin listener shows about
 /// live sessions: each session's one ``SessionAnalyzer`` (``SessionInfo/analyzer``, shared with the
-/// log), whose findings and summary `/sessions` reports and whose stuck reasons ``pollStuck(now:)``
-/// turns into the ``MetricNames/stuckSessions`` gauge.
+/// log), whose findings and summary `/sessions` reports and whose stuck reasons become the
+/// ``MetricNames/stuckSessions`` gauge: standing findings (a setCheckpoint 409 loop) as the
+/// message that raises or ends one passes, the timed rules at each ``pollStuck(now:)``, and a
+/// session's reasons leave the gauge when it closes.
 ///
 /// Per frame it increments three pre-made counters; per message it finds the session (one
 /// locked dictionary lookup), reads the analyzer's ``MessageEvent/analysis`` and updates counters
@@ -18,6 +20,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
     public let metrics: RelayMetrics
     private let tracks = NIOLockedValueBox([UInt64: SessionTrack]())
     private let poller = NIOLockedValueBox<RepeatedTask?>(nil)
+    private let stuck = NIOLockedValueBox(StuckSessions())
 
     public init(metrics: RelayMetrics) {
         self.metrics = metrics
@@ -92,6 +95,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
     private func closed(_ summary: SessionSummary) {
         guard let track = tracks.withLockedValue({ $0.removeValue(forKey: summary.info.id) }) else { return }
         track.active.decrement()
+        updateStuck { $0.remove(summary.info.id) }
         metrics.counter(MetricNames.sessionsClosedTotal,
                         [("database", summary.info.database), ("close_reason", MetricLabels.closeReason(summary))]).increment()
     }
@@ -116,11 +120,20 @@ public final class MetricsObserver: RelayObserver, Sendable {
                                      number: event.message.number, profile: profileName, bytes: bytes,
                                      latency: event.roundTrip.map { Double($0.nanoseconds) / 1e9 }))
         }
-        analyzed?.withMessage { count($0.content, direction: direction, profile: profile) }
+        if let analyzed {
+            analyzed.withMessage { count($0.content, direction: direction, profile: profile,
+                                         isExpectedError: analyzed.isExpectedError) }
+            if analyzed.changesStuckReasons, let track {
+                let reasons = track.analyzer.standingStuckReasons
+                updateStuck { $0.update(event.sessionID, standing: reasons) }
+            }
+        }
     }
 
     /// Documents, revisions, attachments, errors and conflicts from the typed view.
-    private func count(_ content: ReplicationMessage.Content, direction: Int, profile: Int) {
+    /// `isExpectedError`: an ERR that is the normal answer (a new client's getCheckpoint 404),
+    /// not counted as an error reply.
+    private func count(_ content: ReplicationMessage.Content, direction: Int, profile: Int, isExpectedError: Bool) {
         switch content {
         case .changes(let changes):
             metrics.documents[direction].increment(by: Int64(changes.entries.count))
@@ -134,7 +147,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
             if rev.deleted { metrics.tombstones[direction].increment() }
         case .attachment(let bytes):
             metrics.attachmentBytes[direction].increment(by: Int64(bytes))
-        case .error(let error):
+        case .error(let error) where !isExpectedError:
             let code = String(error.code)
             metrics.counter(MetricNames.errorRepliesTotal, [("profile", MetricLabels.profiles[profile]),
                                                             ("domain", error.domain), ("code", code)]).increment()
@@ -146,7 +159,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
 
     // MARK: stuck sessions
 
-    /// Sets the stuck-sessions gauge from every live session's ``SessionAnalyzer/stuckFindings(now:)``:
+    /// Updates the stuck-sessions gauge from every live session's ``SessionAnalyzer/stuckFindings(now:)``:
     /// per reason, the number of sessions with at least one such finding.
     /// What a capture flush wrote and dropped (the capture thread calls it).
     @Sendable func captured(_ progress: CaptureProgress) {
@@ -156,11 +169,18 @@ public final class MetricsObserver: RelayObserver, Sendable {
 
     public func pollStuck(now: Double = MetricsObserver.now()) {
         let live = tracks.withLockedValue { Array($0.values) }
-        var counts: [String: Int] = [:]
         for track in live {
-            for reason in Set(track.analyzer.stuckFindings(now: now).map(\.kind.rawValue)) { counts[reason, default: 0] += 1 }
+            let reasons = Set(track.analyzer.stuckFindings(now: now).map(\.kind))
+            updateStuck { $0.update(track.info.id, timed: reasons) }
         }
-        for (reason, meter) in metrics.stuck { meter.set(counts[reason] ?? 0) }
+    }
+
+    /// Changes the stuck sessions and sets the gauge of each reason that changed, under one lock
+    /// so that concurrent updates set the meters in the order they counted.
+    private func updateStuck(_ change: (inout StuckSessions) -> Set<Finding.Kind>) {
+        stuck.withLockedValue { sessions in
+            for reason in change(&sessions) { metrics.stuck[reason.rawValue]?.set(sessions.count(reason)) }
+        }
     }
 
     /// Polls stuck sessions every `interval` on `eventLoop` until ``stopPolling()``.

@@ -70,9 +70,21 @@ struct LogLine {
                                              ("attachments", .int(summary.pulled.attachmentsSent + summary.pushed.attachmentsSent)),
                                              ("conflicts", .int(summary.conflicts)), ("caughtUp", .text(summary.caughtUp ? "yes" : "no"))]
         if let continuous = summary.continuous { list.append(("continuous", .text(continuous ? "yes" : "no"))) }
+        let withheld = summary.pushed.revisionsWithheld + summary.pulled.revisionsWithheld
+        if withheld > 0 { list.append(("withheldRevs", .int(withheld))) }
+        if summary.newCheckpoints > 0 { list.append(("newCheckpoints", .int(summary.newCheckpoints))) }
         let errors = summary.errorsByDomainAndCode.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }
         if !errors.isEmpty { list.append(("errors", .text(errors.joined(separator: ",")))) }
+        if !summary.findings.isEmpty { list.append(("findings", .text(summary.findings.map(\.text).joined(separator: ",")))) }
         return fields(list)
+    }
+
+    /// A finding the session's analyzer made, logged once, when it is first made; a standing one
+    /// (a 409 loop) then counts on, and the summary line at close gives its running count.
+    func finding(_ id: UInt64, _ finding: Finding) -> String {
+        fields([("event", .text("finding")), ("session", .int(Int(id))), ("kind", .text(finding.kind.rawValue)),
+                ("side", finding.side.map { .text($0.description) } ?? .null),
+                ("profile", finding.profile.map { .text($0) } ?? .null), ("text", .text(finding.description))])
     }
 
     func refused(_ refusal: HandshakeRefusal) -> String {

@@ -6,7 +6,8 @@ import Replication
 
 /// Logs sessions and messages through swift-log, as text or JSON lines (the executable chooses
 /// where they go). Levels: session open/close and refused handshakes at `info`; one line per
-/// complete BLIP message at `info`; decode errors at `warning`; frames, ACKs and flow control at
+/// complete BLIP message at `info`; the analyzer's findings (once each, when first made) and
+/// decode errors at `warning`; frames, ACKs and flow control at
 /// `debug`; message bodies (or, with redaction, their size and hash) at `trace`.
 ///
 /// Secrets never appear: the session carries only the user name (never the `Authorization` or
@@ -47,6 +48,9 @@ public struct LoggingObserver: RelayObserver {
         case .message(let event):
             // Handed over as it is: an interpolation would copy the line once more.
             logger.info(Logger.Message(stringLiteral: line.message(event)))
+            if let findings = event.analysis?.findings, !findings.isEmpty {
+                for finding in findings { logger.warning("\(line.finding(event.sessionID, finding))") }
+            }
         case .messageHead:
             break
         case .decodeError(let id, let direction, let error):

@@ -80,7 +80,7 @@ struct InspectCommand: ParsableCommand {
             }
             if let doc { printTimeline(analyzer.timeline(docID: doc), doc: doc, connection: connection.index) }
             if summary { printSummary(analyzer.summary()) }
-            if stuck { printFindings(analyzer.stuckFindings(now: .infinity) + analyzer.findings, connection: connection.index) }
+            if stuck { printFindings(analyzer.allFindings(now: .infinity), connection: connection.index) }
         }
         if listMessages && !json {
             print("# \(messages) messages, \(problems) problems, \(connections.count) connections")
