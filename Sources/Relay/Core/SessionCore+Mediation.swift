@@ -7,7 +7,8 @@ import WebSocketWire
 /// The mediating forwarder: each complete WebSocket message is decoded by the ``SessionMediator``
 /// before anything is forwarded; its output is written (unchanged frames as received, built
 /// frames as new binary messages masked toward the upstream), its timers become
-/// ``SessionAction/schedule(_:_:)``, its decode feeds the inspector and its interventions become
+/// ``SessionAction/schedule(_:_:)``, its decode feeds the inspector (with the replies the relay
+/// sent on its own, ``RelayAnswers``) and its interventions become
 /// ``RelayEvent/verdict(_:)`` events. While the mediator holds more than
 /// ``MediationLimits/maxDelayedBytes`` for timers in a direction, that direction's sender is not
 /// read; the timer that brings it back under resumes the read.
@@ -44,8 +45,11 @@ extension SessionCore {
             output.forEachSend { send in
                 if case .original = send.payload, send.direction == direction { passed = true }
             }
+            // The relay's own replies (a policy's ERR) are what the sender got instead of the
+            // receiver's; the request they answer never reached the receiver.
+            let answers = inspector.isAnalyzing ? RelayAnswers.read(output, received: direction) : []
             inspector.inspect(decoded: decoded, bytes: bytes, direction: direction, statistics: &statistics,
-                              leg: passed ? .both : Self.leg(receivedTravelling: direction))
+                              leg: passed ? .both : Self.leg(receivedTravelling: direction), relayAnswers: answers)
         }
         recordBuilt(built)
         carryOutRequestedClose(into: &actions)

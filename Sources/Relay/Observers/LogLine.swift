@@ -109,6 +109,7 @@ struct LogLine {
         line.text("type", message.type.staticDescription)
         line.int("number", Int(message.number))
         line.flags(message.flags)
+        if event.byRelay { line.text("by", "relay") }  // the relay's own reply, not the peer's
         var knownWritten = false
         var profileFollows = false
         message.properties.forEachRawPair { key, value in

@@ -146,6 +146,9 @@ public struct MessageEvent: Sendable {
     public var roundTrip: TimeAmount?
     /// The session analyzer's reading of the message (``RelayEventInterests/analysis``).
     public var analysis: AnalyzedMessage? = nil
+    /// The relay sent this reply itself (a mediation policy answered a request it withheld): it
+    /// travelled `direction` from the relay, not from that side's peer.
+    public var byRelay = false
 }
 
 public struct SessionSummary: Sendable {

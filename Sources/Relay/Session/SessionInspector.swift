@@ -47,6 +47,9 @@ final class SessionInspector {
 
     var isDecoding: Bool { decoder != nil }
 
+    /// True when a session analyzer reads the messages.
+    var isAnalyzing: Bool { analyzer != nil }
+
     /// Decodes one WebSocket message (one BLIP frame) travelling in `direction`. Returns the error
     /// to close on when it is fatal (strict mode decides); non-fatal problems only become events.
     func inspect(_ bytes: ByteBuffer, direction: BLIPDirection, statistics: inout SessionStatistics) -> RelayError? {
@@ -64,15 +67,25 @@ final class SessionInspector {
     /// Takes a frame someone else already decoded (a mediating session's ``SessionMediator``
     /// decodes every frame once, before forwarding) and turns it into events, as ``inspect(_:direction:statistics:)``
     /// does. `bytes` is the BLIP frame as received. Never fails: the decoder's budget is the mediator's.
+    ///
+    /// `relayAnswers`: the replies the relay itself sent back to this frame's sender
+    /// (``RelayAnswers``). The request this frame completed is then one the relay withheld from
+    /// its receiver: the analyzer reads it as such (``SessionAnalyzer/observe(withheld:from:at:)``)
+    /// and reads each answer as a reply from the other side, which is what the sender got.
     func inspect(decoded: DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
-                 statistics: inout SessionStatistics, leg: CaptureLeg = .both) {
-        _ = record(decoded, bytes: bytes, direction: direction, statistics: &statistics, enforcesBudget: false, leg: leg)
+                 statistics: inout SessionStatistics, leg: CaptureLeg = .both, relayAnswers: [BLIPMessage] = []) {
+        let withheld = relayAnswers.contains { $0.number == decoded.number }
+        _ = record(decoded, bytes: bytes, direction: direction, statistics: &statistics, enforcesBudget: false, leg: leg,
+                   withheld: withheld)
+        for answer in relayAnswers {
+            complete(answer, direction: direction.reversed, pendingSince: nil, byRelay: true)
+        }
     }
 
     /// Takes `decoded` (consuming): its message is moved on into the message event, not copied.
     private func record(_ decoded: consuming DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
                         statistics: inout SessionStatistics, enforcesBudget: Bool = true,
-                        leg: CaptureLeg = .both) -> RelayError? {
+                        leg: CaptureLeg = .both, withheld: Bool = false) -> RelayError? {
         if observers.wants(.frames) || observers.wants(.frameBytes) {
             var ack: AckInfo?
             if case .ack(let info) = decoded.outcome { ack = info }
@@ -101,7 +114,8 @@ final class SessionInspector {
         }
         if let message = decoded.message.take() {
             statistics.messagesDecoded[direction.rawValue] += 1
-            complete(message, direction: direction, pendingSince: pendingSince)
+            complete(message, direction: direction, pendingSince: pendingSince,
+                     withheld: withheld && message.type == .request)
         }
         if enforcesBudget, inProgressTotal > limits.maxDecoderBytesInProgress {
             return fail(RelayError(.decoderBudgetExceeded(limits.maxDecoderBytesInProgress)),
@@ -149,14 +163,17 @@ final class SessionInspector {
     }
 
     /// `pendingSince`: set for a request whole in one frame that awaits a reply (``track(_:type:direction:)``).
-    private func complete(_ message: consuming BLIPMessage, direction: BLIPDirection, pendingSince: NIODeadline?) {
+    /// `withheld`: a request the relay kept from its receiver; `byRelay`: a reply the relay sent itself.
+    private func complete(_ message: consuming BLIPMessage, direction: BLIPDirection, pendingSince: NIODeadline?,
+                          withheld: Bool = false, byRelay: Bool = false) {
         var profile: String?
         var roundTrip: TimeAmount?
         if message.type.isReply, let request = pending[direction.reversed.rawValue].removeValue(forKey: message.number) {
             profile = request.profile
             roundTrip = NIODeadline.now() - request.started
         }
-        let analysis = analyzer?.observe(message: message, from: direction, at: Self.analyzerNow())
+        let analysis = withheld ? analyzer?.observe(withheld: message, from: direction, at: Self.analyzerNow())
+            : analyzer?.observe(message: message, from: direction, at: Self.analyzerNow())
         if message.type == .request {
             // A single-frame message carries no separate head: take the profile from the message,
             // as the analyzer read it when there is one (the same first `Profile`, read once).
@@ -169,7 +186,8 @@ final class SessionInspector {
         }
         guard observers.wants(.messages) else { return }
         observers.emit(.message(MessageEvent(sessionID: sessionID, direction: direction, message: message,
-                                             requestProfile: profile, roundTrip: roundTrip, analysis: analysis)),
+                                             requestProfile: profile, roundTrip: roundTrip, analysis: analysis,
+                                             byRelay: byRelay)),
                        kind: .messages)
     }
 

@@ -221,3 +221,32 @@ struct SessionCorePlaybookTests {
         #expect(play.events.contains { if case .verdict(let verdict) = $0 { verdict.action == "deny 403" } else { false } })
     }
 }
+
+extension SessionCorePlaybookTests {
+    /// A push through a policy that keeps `secret` from the server: the analyzer counts what the
+    /// server got (one rev) and the 403 the client got, paired with the rev it answers.
+    @Test("mediating: a withheld rev is not counted as pushed; the relay's ERR is the reply the client got")
+    func withheldRevIsAnalysedAsWithheld() throws {
+        let play = Playbook { configuration in
+            configuration.mediationPolicy = { _ in
+                ClosurePolicy { head in
+                    head.type == .request && head.properties["id"] == "secret" ? .deny(ErrorReply(code: 403), rule: "no-secrets") : .pass
+                }
+            }
+        }
+        play.on(.bytes(.client, try play.clientFrame(.request(profile: "rev", properties: ["id": "a", "rev": "1-a"], body: body("{}")))))
+        play.on(.bytes(.client, try play.clientFrame(.request(profile: "rev", properties: ["id": "secret", "rev": "1-s"], body: body("{}")))))
+        let analyzer = try #require(play.core.info.analyzer)
+        let summary = analyzer.summary()
+        #expect(summary.pushed.revisionsSent == 1 && summary.pushed.documents == 1)
+        #expect(summary.pushed.revisionsWithheld == 1 && summary.pushed.revisionsRefused == 1)
+        #expect(summary.errorsByDomainAndCode == ["HTTP 403": 1])
+        #expect(analyzer.timeline(docID: "secret").map(\.kind) == [.revWithheld, .revRefused])
+        let relayReplies = play.events.compactMap { event -> MessageEvent? in
+            if case .message(let message) = event, message.byRelay { message } else { nil }
+        }
+        #expect(relayReplies.map(\.message.number) == [2] && relayReplies.first?.direction == .serverToClient)
+        #expect(relayReplies.first?.requestProfile == "rev")
+        #expect(analyzer.stuckFindings(now: .infinity).compactMap(\.docID) == ["a"], "only the delivered rev awaits a reply")
+    }
+}
