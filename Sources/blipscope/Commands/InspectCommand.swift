@@ -1,6 +1,7 @@
 import ArgumentParser
 import BLIPCore
 import Capture
+import Foundation
 import Replication
 
 struct InspectCommand: ParsableCommand {
@@ -13,8 +14,16 @@ struct InspectCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "A pcap or pcapng file (any link type libpcap reads), or a BlipScope capture file (told apart by their first bytes; a capture's later rotated parts are read too).")
-    var file: String = ""
+    @Argument(help: ArgumentHelp(
+        "pcap or pcapng files (any link type libpcap reads), BlipScope capture files, or directories of them.",
+        discussion: """
+            Capture files are told apart by their first bytes and grouped by session: the parts of one
+            session (`<session>-<n>.blipcap`, as `relay --capture DIR` writes them) are read in order as one
+            continuous session, and a part also brings in the later parts next to it. Sessions come first,
+            by name, then pcap files in the order given. A directory gives its .blipcap, .pcap and .pcapng
+            files.
+            """))
+    var files: [String] = []
 
     @OptionGroup var output: RecordOutputOptions
     var json: Bool { output.json }
@@ -33,58 +42,101 @@ struct InspectCommand: ParsableCommand {
     @Flag(help: "Stuck replications and protocol violations, with their reasons.")
     var stuck = false
 
+    func validate() throws {
+        if files.isEmpty { throw ValidationError("name at least one capture file or directory") }
+    }
+
     func run() throws {
-        let connections: [CapturedConnection]
+        let inputs: [CaptureInput]
         do {
-            if CaptureFileFormat.kind(ofFileAt: file) == .captureFile {
-                let imported = try importConnections(fromCaptureFileAt: file)
-                if !json { for line in CaptureFileReport.lines(for: imported) { print(line) } }
-                connections = imported.connections
-            } else {
-                connections = try importConnections(fromPcapAt: file)
-            }
+            inputs = try CaptureInputs.plan(files)
         } catch {
-            throw ValidationError("cannot read \(file): \(error)")
+            throw ValidationError("cannot read \(files.joined(separator: " ")): \(error)")
         }
-        let inspector = CaptureInspector(includeAcks: acks)
         let listMessages = doc == nil && !summary && !stuck
-        var messages = 0
-        var problems = 0
-        for connection in connections where connection.kind == .webSocket {
-            var limits = AnalyzerLimits()
-            if let doc { limits.trackedDocuments = [doc] }
-            let analyzer = SessionAnalyzer(connection: connection.index, limits: limits)
-            let subprotocol = connection.response?.headers.values(for: "Sec-WebSocket-Protocol").first
-            analyzer.observeHandshake(subprotocol: subprotocol, user: nil, at: connection.events.first?.timestamp ?? 0)
-            if listMessages && !json {
-                print("# connection \(connection.index): \(connection.client) → \(connection.server) "
-                      + "\(connection.request?.target ?? "?") \(subprotocol ?? "-")")
+        var totals = (messages: 0, problems: 0, connections: 0)
+        for input in inputs {
+            var connections = try read(input)
+            for index in connections.indices { connections[index].index += totals.connections }
+            totals.connections += connections.count
+            for connection in connections where connection.kind == .webSocket {
+                let counts = inspect(connection, listMessages: listMessages)
+                totals.messages += counts.messages
+                totals.problems += counts.problems
             }
-            inspector.inspect(connection) { record in
-                var record = record
-                switch record.kind {
-                case .message(let message):
-                    messages += 1
-                    record.summary = analyzer.observe(message: message, from: record.direction, at: record.timestamp).summary
-                    if let profile, (message.profile ?? record.requestProfile) != profile { return }
-                case .ack(let ack):
-                    analyzer.observeAck(ack, from: record.direction, at: record.timestamp)
-                    if profile != nil { return }
-                case .close(let code, let reason):
-                    analyzer.observeClose(from: record.direction, code: code.map(Int.init), reason: reason, at: record.timestamp)
-                    if profile != nil { return }
-                case .error:
-                    problems += 1
-                }
-                if listMessages { print(json ? record.jsonLine() : record.textLine(previewLength: preview)) }
-            }
-            if let doc { printTimeline(analyzer.timeline(docID: doc), doc: doc, connection: connection.index) }
-            if summary { printSummary(analyzer.summary()) }
-            if stuck { printFindings(analyzer.allFindings(now: .infinity), connection: connection.index) }
         }
         if listMessages && !json {
-            print("# \(messages) messages, \(problems) problems, \(connections.count) connections")
+            print("# \(totals.messages) messages, \(totals.problems) problems, \(totals.connections) connections")
         }
+    }
+
+    /// The connections of one input (a relay session's parts as one), after its `#` lines.
+    private func read(_ input: CaptureInput) throws -> [CapturedConnection] {
+        do {
+            switch input {
+            case .pcap(let path):
+                if inputsAreSeveral && !json { print("# \(path)") }
+                return try importConnections(fromPcapAt: path)
+            case .session(let name, let paths, let missing):
+                let imported = try CaptureFileImporter.importSession(paths: paths)
+                if !json {
+                    if inputsAreSeveral {
+                        print("# session \(name): \(paths.count) part(s), \(paths.map { ($0 as NSString).lastPathComponent }.joined(separator: ", "))")
+                    }
+                    if !missing.isEmpty {
+                        print("# session \(name): part(s) \(missing.map(String.init).joined(separator: ", ")) missing; what follows may not decode")
+                    }
+                    for line in CaptureFileReport.lines(for: imported) { print(line) }
+                }
+                return imported.connections
+            }
+        } catch {
+            throw ValidationError("cannot read \(input.paths.joined(separator: ", ")): \(error)")
+        }
+    }
+
+    private var inputsAreSeveral: Bool { files.count > 1 || files.contains { isDirectory($0) } }
+
+    private func isDirectory(_ path: String) -> Bool {
+        var directory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && directory.boolValue
+    }
+
+    /// Lists or analyses one WebSocket connection; returns its message and problem counts.
+    private func inspect(_ connection: CapturedConnection, listMessages: Bool) -> (messages: Int, problems: Int) {
+        var limits = AnalyzerLimits()
+        if let doc { limits.trackedDocuments = [doc] }
+        let analyzer = SessionAnalyzer(connection: connection.index, limits: limits)
+        let subprotocol = connection.response?.headers.values(for: "Sec-WebSocket-Protocol").first
+        analyzer.observeHandshake(subprotocol: subprotocol, user: nil, at: connection.events.first?.timestamp ?? 0)
+        if listMessages && !json {
+            print("# connection \(connection.index): \(connection.client) → \(connection.server) "
+                  + "\(connection.request?.target ?? "?") \(subprotocol ?? "-")")
+        }
+        var messages = 0
+        var problems = 0
+        CaptureInspector(includeAcks: acks).inspect(connection) { record in
+            var record = record
+            switch record.kind {
+            case .message(let message):
+                messages += 1
+                record.summary = analyzer.observe(message: message, from: record.direction, at: record.timestamp).summary
+                if let profile, (message.profile ?? record.requestProfile) != profile { return }
+            case .ack(let ack):
+                analyzer.observeAck(ack, from: record.direction, at: record.timestamp)
+                if profile != nil { return }
+            case .close(let code, let reason):
+                analyzer.observeClose(from: record.direction, code: code.map(Int.init), reason: reason, at: record.timestamp)
+                if profile != nil { return }
+            case .error:
+                problems += 1
+            }
+            if listMessages { print(json ? record.jsonLine() : record.textLine(previewLength: preview)) }
+        }
+        if let doc { printTimeline(analyzer.timeline(docID: doc), doc: doc, connection: connection.index) }
+        if summary { printSummary(analyzer.summary()) }
+        if stuck { printFindings(analyzer.allFindings(now: .infinity), connection: connection.index) }
+        return (messages, problems)
     }
 
     private func printTimeline(_ events: [TimelineEvent], doc: String, connection: Int) {
@@ -119,10 +171,20 @@ struct InspectCommand: ParsableCommand {
               + "bytes: \(summary.bytesFromClient) / \(summary.bytesFromServer)")
         print("  pushed: \(describe(summary.pushed))")
         print("  pulled: \(describe(summary.pulled))")
+        var progress: [String] = []
+        if let pushDone = summary.pushDone { progress.append("push \(pushDone ? "done" : "not done")") }
+        if let pullCaughtUp = summary.pullCaughtUp { progress.append("pull \(pullCaughtUp ? "caught up" : "not caught up")") }
         print("  conflicts: \(summary.conflicts), checkpoint conflicts: \(summary.checkpointConflicts), "
-              + "caught up: \(summary.caughtUp)" + (summary.secondsToCaughtUp.map { String(format: " after %.3f s", $0) } ?? ""))
+              + "caught up: \(summary.caughtUp)" + (summary.secondsToCaughtUp.map { String(format: " after %.3f s", $0) } ?? "")
+              + (progress.isEmpty ? "" : " (\(progress.joined(separator: ", ")))"))
+        if summary.newCheckpoints > 0 {
+            print("  new checkpoints: \(summary.newCheckpoints) (getCheckpoint 404: the client had none yet)")
+        }
         if !summary.errorsByDomainAndCode.isEmpty {
             print("  errors: " + summary.errorsByDomainAndCode.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: ", "))
+        }
+        if !summary.findings.isEmpty {
+            print("  findings: " + summary.findings.map(\.text).joined(separator: ", "))
         }
         for profile in summary.profiles {
             var line = "  \(profile.profile): \(profile.requests) requests, \(profile.replies) replies, \(profile.errors) errors"
@@ -132,15 +194,15 @@ struct InspectCommand: ParsableCommand {
             }
             print(line)
         }
-        for close in summary.closes {
-            print("  close from \(close.from ?? "?"): \(close.code.map(String.init) ?? "-") \(close.reason)")
-        }
+        for close in summary.closes { print("  \(close.summary)") }
     }
 
     private func describe(_ counts: TransferCounts) -> String {
-        "\(counts.documents)\(counts.documentsCountIsLowerBound ? "+" : "") docs, \(counts.revisionsOffered) revs offered, "
+        let proposed = counts.revisionsProposed > 0 ? " (\(counts.revisionsProposed) proposed)" : ""
+        let withheld = counts.revisionsWithheld > 0 ? ", \(counts.revisionsWithheld) withheld by the relay" : ""
+        return "\(counts.documents)\(counts.documentsCountIsLowerBound ? "+" : "") docs, \(counts.revisionsOffered) revs offered\(proposed), "
             + "\(counts.revisionsWanted) wanted, \(counts.revisionsSent) sent (\(counts.revisionBytes) B), "
-            + "\(counts.revisionsAccepted) accepted, \(counts.revisionsRefused) refused, \(counts.norevs) norev, "
+            + "\(counts.revisionsAccepted) accepted, \(counts.revisionsRefused) refused\(withheld), \(counts.norevs) norev, "
             + "\(counts.tombstones) tombstones, \(counts.attachmentsSent) attachments (\(counts.attachmentBytes) B)"
     }
 
@@ -153,3 +215,4 @@ struct InspectCommand: ParsableCommand {
         for finding in findings { print("  \(finding)") }
     }
 }
+
