@@ -5,7 +5,7 @@ import Testing
 @testable import Relay
 
 /// `blipscope inspect` on what the relay wrote, through real sockets: a capture directory of
-/// several sessions in several parts each.
+/// several sessions in several parts each, and a pcap of a session the upstream dropped.
 @Suite struct RelayInspectTests {
     @Test("inspect DIR reads every session of relay --capture, each session's parts as one",
           .enabled(if: BlipscopeCommand.executable != nil))
@@ -41,5 +41,37 @@ import Testing
         #expect(listed == output)
         let text = try BlipscopeCommand.run(["inspect", directory]).output
         #expect(text.contains("# 16 messages, 0 problems, 2 connections"), "\(text.suffix(300))")
+    }
+
+    @Test("a session the upstream dropped mid-rev: inspect shows the drop and one closedMidTransfer finding",
+          .enabled(if: BlipscopeCommand.executable != nil))
+    func droppedSessionInAPcap() async throws {
+        let directory = RelayCaptureTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let pcap = (directory as NSString).appendingPathComponent("relay.pcap")
+        let harness = try await RelayHarness.start(upstream: { configuration in
+            configuration.onRequest = { request, handler in
+                if request.profile != "rev" { RelayHarness.echo(request, handler) }  // revs are never answered
+            }
+        }, relay: { $0.pcapPath = pcap })
+        let client = try await harness.connected()
+        _ = try await withTimeout { try await client.request(.request(profile: "getCheckpoint", properties: ["client": "c"])) }
+        _ = try await client.send(.request(profile: "rev", properties: ["id": "d1", "rev": "1-" + String(repeating: "ab", count: 16)],
+                                          body: body("{}")))
+        _ = try await harness.recorder.first { event in
+            if case .message(let message) = event { message.message.profile == "rev" } else { false }
+        }
+        try await harness.upstream().channel.close()  // TCP drop, no CLOSE
+        _ = try await harness.recorder.sessionClosed()
+        try await harness.shutdown()
+
+        let summary = try BlipscopeCommand.run(["inspect", pcap, "--summary"]).output
+        #expect(summary.contains("dropped without CLOSE"), "\(summary)")
+        let stuck = try BlipscopeCommand.run(["inspect", pcap, "--stuck", "--json"]).output
+        let findings = try BlipscopeCommand.jsonLines(stuck)
+        #expect(findings.map { $0["kind"] as? String } == ["closedMidTransfer"], "\(stuck)")
+        #expect(findings.first?["count"] as? Int == 1)
+        let records = try BlipscopeCommand.jsonLines(try BlipscopeCommand.run(["inspect", pcap, "--json"]).output)
+        #expect(records.contains { $0["type"] as? String == "DROP" && $0["tcp"] as? String == "FIN" })
     }
 }

@@ -56,7 +56,11 @@ extension SessionCore {
             if let analyzer = info.analyzer {
                 let now = SessionInspector.analyzerNow()
                 for (side, close) in [(BLIPDirection.clientToServer, closes[0]), (.serverToClient, closes[1])] {
-                    if let close { analyzer.observeClose(from: side, code: Int(close.code), reason: close.reason, at: now) }
+                    // A drop has no CLOSE: no code (1006 is never on the wire) and no reason.
+                    if let close {
+                        analyzer.observeClose(from: side, code: close.abrupt ? nil : Int(close.code),
+                                              reason: close.abrupt ? "" : close.reason, at: now)
+                    }
                 }
                 summary.replication = analyzer.summary()
             }

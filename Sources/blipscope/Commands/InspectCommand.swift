@@ -133,10 +133,27 @@ struct InspectCommand: ParsableCommand {
             }
             if listMessages { print(json ? record.jsonLine() : record.textLine(previewLength: preview)) }
         }
+        for drop in connection.dropsWithoutClose {
+            // A stream's last event: after everything its sender sent.
+            let direction: BLIPDirection = drop.direction == .clientToServer ? .clientToServer : .serverToClient
+            analyzer.observeClose(from: direction, code: nil, reason: "TCP \(drop.kind == .fin ? "FIN" : "RST")", at: drop.timestamp)
+            if listMessages && profile == nil { print(dropLine(drop, connection: connection.index)) }
+        }
         if let doc { printTimeline(analyzer.timeline(docID: doc), doc: doc, connection: connection.index) }
         if summary { printSummary(analyzer.summary()) }
         if stuck { printFindings(analyzer.allFindings(now: .infinity), connection: connection.index) }
         return (messages, problems)
+    }
+
+    /// A TCP stream that ended without a WebSocket CLOSE: `DROP` with `tcp` FIN or RST in JSON.
+    private func dropLine(_ drop: TCPDrop, connection: Int) -> String {
+        let from = drop.direction == .clientToServer ? "client" : "server"
+        let kind = drop.kind == .fin ? "FIN" : "RST"
+        guard !json else {
+            return ReplicationJSON.encode(DropRecord(conn: connection, from: from, type: "DROP", tcp: kind, time: drop.timestamp))
+        }
+        let arrow = drop.direction == .clientToServer ? "C→S" : "S→C"
+        return "\(InspectRecord.clock(drop.timestamp)) #\(connection) \(arrow) TCP \(kind) without WebSocket CLOSE"
     }
 
     private func printTimeline(_ events: [TimelineEvent], doc: String, connection: Int) {
@@ -216,3 +233,11 @@ struct InspectCommand: ParsableCommand {
     }
 }
 
+/// `inspect --json`'s record of a TCP stream that ended without a WebSocket CLOSE.
+private struct DropRecord: Encodable {
+    var conn: Int
+    var from: String
+    var type: String
+    var tcp: String
+    var time: Double
+}
