@@ -34,6 +34,15 @@ struct LiteCorePushTests {
         #expect(script.analyzer.findings.isEmpty)
     }
 
+    @Test("null answers \"send it\", as 0 does")
+    func nullAnswer() {
+        let script = Script()
+        script.client(request("proposeChanges", 1, body: "[[\"a\",\"\(revA1)\"],[\"b\",\"\(revA1)\"]]"))
+        let answer = script.server(reply(1, body: "[null,304]"))
+        #expect(answer.message.violations.isEmpty)
+        #expect(answer.summary == "proposeChanges 2 → 1×send 1×304")
+    }
+
     @Test("an answer that is neither a status nor a status object is still a violation")
     func malformedAnswer() {
         let script = Script()

@@ -57,10 +57,11 @@ public struct ProposeChangesRequest: Sendable, Equatable {
     }
 }
 
-/// proposeChanges' reply: an answer per entry (§3 "proposeChanges", Response): 0 send it, 304
-/// already known, 409 conflict, or another HTTP-like status; trailing zeros may be omitted. A
-/// peer asked for `conflictIncludesRev` (LiteCore 3.1 asks) answers a conflict with an object
-/// instead of a bare number, `{"status":409,"rev":"2-…"}`, naming the revision it has.
+/// proposeChanges' reply: an answer per entry (§3 "proposeChanges", Response): 0 (or `null`)
+/// send it, 304 already known, 409 conflict, or another HTTP-like status; trailing zeros may be
+/// omitted. A peer asked for `conflictIncludesRev` (LiteCore 3.1 asks) answers a conflict with an
+/// object instead of a bare number, `{"status":409,"rev":"2-…"}`, naming the revision it has
+/// (docs/litecore-behaviour.md "Push").
 public struct ProposeChangesReply: Sendable, Equatable {
     /// One entry's answer.
     public struct Answer: Sendable, Equatable {
@@ -117,9 +118,10 @@ public struct ProposeChangesReply: Sendable, Equatable {
         }
     }
 
-    /// A bare non-negative status, or the object form `{"status": 409, "rev": "2-…"}` (`rev`
-    /// optional, empty taken as absent); nil for anything else.
+    /// A bare non-negative status, `null` ("send it", as 0), or the object form
+    /// `{"status": 409, "rev": "2-…"}` (`rev` optional, empty taken as absent); nil for anything else.
     private static func answer(_ item: JSONValue) -> Answer? {
+        if item.isNull { return .send }
         if let code = item.intValue { return code >= 0 ? Answer(status: code) : nil }
         guard let object = item.objectValue, let code = object["status"]?.intValue, code >= 0 else { return nil }
         let rev = object["rev"]
