@@ -1,5 +1,6 @@
 import BLIPCore
 import BLIPNIO
+import BLIPTestSupport
 import Foundation
 import Testing
 @testable import Relay
@@ -7,8 +8,20 @@ import Testing
 /// `blipscope inspect` on what the relay wrote, through real sockets: a capture directory of
 /// several sessions in several parts each, and a pcap of a session the upstream dropped.
 @Suite struct RelayInspectTests {
-    @Test("inspect DIR reads every session of relay --capture, each session's parts as one",
-          .enabled(if: BlipscopeCommand.executable != nil))
+    /// `blipscope inspect arguments…`: its standard output, after checking it succeeded.
+    static func inspect(_ arguments: [String]) async throws -> String {
+        let result = try await BlipscopeExecutable.run(["inspect"] + arguments)
+        #expect(result.status == 0, "\(result.errors)")
+        return result.output
+    }
+
+    static func jsonLines(_ output: String) -> [[String: Any]] {
+        output.split(separator: "\n").compactMap { line in
+            try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        }
+    }
+
+    @Test("inspect DIR reads every session of relay --capture, each session's parts as one")
     func directoryOfRotatedSessions() async throws {
         let directory = RelayCaptureTests.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -30,21 +43,19 @@ import Testing
         let files = try RelayCaptureTests.files(in: directory)
         #expect(files.count > 2, "rotated: \(files)")
 
-        let (status, output) = try BlipscopeCommand.run(["inspect", directory, "--summary", "--json"])
-        #expect(status == 0)
-        let summaries = try BlipscopeCommand.jsonLines(output)
+        let output = try await Self.inspect([directory, "--summary", "--json"])
+        let summaries = Self.jsonLines(output)
         #expect(summaries.map { $0["connection"] as? Int } == [0, 1])
         #expect(summaries.allSatisfy { $0["messagesFromClient"] as? Int == 4 && $0["messagesFromServer"] as? Int == 4 })
 
         // The files in any order, named one by one: the same sessions, in the same order.
-        let listed = try BlipscopeCommand.run(["inspect"] + files.reversed() + ["--summary", "--json"]).output
+        let listed = try await Self.inspect(files.reversed() + ["--summary", "--json"])
         #expect(listed == output)
-        let text = try BlipscopeCommand.run(["inspect", directory]).output
+        let text = try await Self.inspect([directory])
         #expect(text.contains("# 16 messages, 0 problems, 2 connections"), "\(text.suffix(300))")
     }
 
-    @Test("a session the upstream dropped mid-rev: inspect shows the drop and one closedMidTransfer finding",
-          .enabled(if: BlipscopeCommand.executable != nil))
+    @Test("a session the upstream dropped mid-rev: inspect shows the drop and one closedMidTransfer finding")
     func droppedSessionInAPcap() async throws {
         let directory = RelayCaptureTests.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -65,13 +76,13 @@ import Testing
         _ = try await harness.recorder.sessionClosed()
         try await harness.shutdown()
 
-        let summary = try BlipscopeCommand.run(["inspect", pcap, "--summary"]).output
+        let summary = try await Self.inspect([pcap, "--summary"])
         #expect(summary.contains("dropped without CLOSE"), "\(summary)")
-        let stuck = try BlipscopeCommand.run(["inspect", pcap, "--stuck", "--json"]).output
-        let findings = try BlipscopeCommand.jsonLines(stuck)
+        let stuck = try await Self.inspect([pcap, "--stuck", "--json"])
+        let findings = Self.jsonLines(stuck)
         #expect(findings.map { $0["kind"] as? String } == ["closedMidTransfer"], "\(stuck)")
         #expect(findings.first?["count"] as? Int == 1)
-        let records = try BlipscopeCommand.jsonLines(try BlipscopeCommand.run(["inspect", pcap, "--json"]).output)
+        let records = Self.jsonLines(try await Self.inspect([pcap, "--json"]))
         #expect(records.contains { $0["type"] as? String == "DROP" && $0["tcp"] as? String == "FIN" })
     }
 }
