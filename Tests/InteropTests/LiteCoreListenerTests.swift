@@ -94,3 +94,56 @@ struct LiteCoreListenerTests {
         try await group.shutdownGracefully()
     }
 }
+
+/// Deletions, a blob of several megabytes, a conflict and a continuous pull, LiteCore on both
+/// sides of the relay.
+@Suite(.serialized, .enabled(if: CBLite.available && LiteCorePeer.available,
+                             "set BLIPSCOPE_CBLITE and BLIPSCOPE_LITECORE_PEER"))
+struct LiteCoreListenerScenarioTests {
+    @Test func deletionsABlobAConflictAndAContinuousPull() async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        let peer = try LiteCorePeer(name: "listener", in: cblite.directory)
+        defer { peer.stop() }
+        let (relay, port, events, group) = try await LiteCoreListenerTests.relay(to: peer)
+        let url = "ws://127.0.0.1:\(port)/\(peer.name)"
+
+        // A 3 MB blob: LiteCore pulls it from the embedded gateway, then pushes it to the listener.
+        let blob = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 11) }
+        let gateway = try await InteropHarness.start(seed: { database in
+            _ = try database.put("photo", body: ["title": .string("x")],
+                                 attachments: ["photo.png": Attachment(contentType: "image/png", data: blob)])
+        })
+        let mine = try cblite.database("mine", holding: mixedDocuments(100))
+        #expect(try cblite.run(["pull", mine, gateway.url()]).status == 0)
+        try await gateway.shutdown()
+        for id in ["doc-0003", "doc-0004"] { _ = try cblite.run(["rm", mine, id]) }
+        let pushed = try cblite.run(["push", mine, url])
+        #expect(pushed.status == 0, "\(pushed.output)")
+
+        let theirs = try cblite.database("theirs")
+        let pulled = try cblite.run(["pull", theirs, url])
+        #expect(pulled.status == 0, "\(pulled.output)")
+        #expect(try cblite.documentIDs(theirs).count == 99, "100 documents and the photo, less two deleted")
+        #expect(cblite.blobCount(theirs) == 1, "the blob came through the relay both ways")
+
+        // The same document changed on both sides: the second push is refused as a conflict.
+        _ = try cblite.run(["put", mine, "doc-0010", #"{"v":"mine"}"#])
+        _ = try cblite.run(["put", theirs, "doc-0010", #"{"v":"theirs"}"#])
+        #expect(try cblite.run(["push", theirs, url]).status == 0)
+        let conflicted = try cblite.run(["push", mine, url])
+        #expect(conflicted.output.contains("Completed 0 docs"), "\(conflicted.output)")
+
+        // A continuous pull sees a document pushed while it runs.
+        let watcher = try cblite.database("watcher")
+        let follow = try cblite.start(["pull", "--continuous", watcher, url])
+        let late = try cblite.database("late", holding: [["_id": "late-doc", "n": 1]])
+        #expect(try cblite.run(["push", late, url]).status == 0)
+        try await withDeadline(.seconds(60)) { await events.wait { $0.storedByClient.contains("late-doc") } }
+        _ = try follow.stop()
+        #expect(try cblite.documentIDs(watcher).contains("late-doc"))
+        #expect(events.decodeErrors == 0)
+        try await relay.shutdown()
+        try await group.shutdownGracefully()
+    }
+}

@@ -75,6 +75,10 @@ final class EventCounter: RelayObserver, Sendable {
         var revsToClient: [String] = []
         /// The client's RPYs to `rev` requests: each one stored (LiteCore answers after it commits).
         var revsStoredByClient = 0
+        /// The documents of those answered revs.
+        var storedByClient: Set<String> = []
+        /// Revs sent to the client, by session and number, awaiting its answer.
+        var revRequests: [String: String] = [:]
         var waiters: [UUID: (condition: @Sendable (State) -> Bool, continuation: CheckedContinuation<Void, Never>)] = [:]
     }
 
@@ -86,10 +90,16 @@ final class EventCounter: RelayObserver, Sendable {
             case .sessionClosed(let summary): state.summaries.append(summary)
             case .verdict(let verdict): state.verdicts.append(verdict)
             case .message(let message) where message.direction == .serverToClient && message.message.profile == "rev":
-                if let id = message.message.properties["id"] { state.revsToClient.append(id) }
+                if let id = message.message.properties["id"] {
+                    state.revsToClient.append(id)
+                    state.revRequests["\(message.sessionID)/\(message.message.number)"] = id
+                }
             case .message(let message) where message.direction == .clientToServer && message.requestProfile == "rev"
                 && message.message.type == .response:
                 state.revsStoredByClient += 1
+                if let id = state.revRequests.removeValue(forKey: "\(message.sessionID)/\(message.message.number)") {
+                    state.storedByClient.insert(id)
+                }
             default: return
             }
             for (key, waiter) in state.waiters where waiter.condition(state) {
