@@ -19,7 +19,7 @@ extension InspectRecord {
             object["compressed"] = message.isCompressed
             object["urgent"] = message.isUrgent
             object["noReply"] = message.isNoReply
-            object["properties"] = Dictionary(message.properties.pairs.map { ($0.key, $0.value) }) { first, _ in first }
+            object["properties"] = Dictionary(PropertyRedaction.redact(message.properties).pairs.map { ($0.key, $0.value) }) { first, _ in first }
             object["bodySize"] = message.body.readableBytes
             object["bodySha1"] = bodySHA1
             object["frames"] = message.frameCount
@@ -60,7 +60,7 @@ extension InspectRecord {
             flags.hasMoreComing = false
             var line = "\(head) \(message.type)#\(message.number) \(flags)"
             if let summary { line += " \(summary)" } else if let profile = message.profile { line += " \(profile)" }
-            let others = message.properties.pairs.filter { $0.key != "Profile" }
+            let others = PropertyRedaction.redact(message.properties).pairs.filter { $0.key != "Profile" }
             if !others.isEmpty { line += " {" + others.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") + "}" }
             if let requestProfile, summary == nil { line += " ↩\(requestProfile)" }
             if let roundTrip { line += String(format: " rtt=%.1fms", roundTrip * 1000) }

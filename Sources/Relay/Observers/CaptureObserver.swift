@@ -113,7 +113,7 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
                   capture.shouldRecordHead(direction: direction, type: head.type, number: head.number, complete: false)
             else { return }
             record(.messageHead(.init(time: .now(), direction: direction, number: head.number, flags: head.flags,
-                                      properties: head.properties)), in: capture)
+                                      properties: PropertyRedaction.redact(head.properties))), in: capture)
         case .message(let event):
             let message = event.message
             guard let capture = capture(event.sessionID),
@@ -121,7 +121,8 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
                                            complete: true)
             else { return }
             record(.messageHead(.init(time: .now(), direction: event.direction, number: message.number,
-                                      flags: message.flags, properties: message.properties)), in: capture)
+                                      flags: message.flags, properties: PropertyRedaction.redact(message.properties))),
+                   in: capture)
         case .decodeError(let id, let direction, let error):
             guard let capture = capture(id) else { return }
             record(.note(time: .now(), text: "decode error \(direction.arrow): \(error)"), in: capture)

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import BLIPCore
+import Capture
 import BLIPNIO
 import Replication
 import NIOCore
@@ -15,24 +16,8 @@ struct LogLine {
     let redactBodies: Bool
     let withBody: Bool
 
-    /// Property names whose values are never logged: any name containing one of these words,
-    /// ignoring ASCII case. Checked on the UTF-8 bytes, without making a lowercased copy.
-    static let secretWords: [[UInt8]] = ["auth", "cookie", "token", "password", "secret", "session"].map { Array($0.utf8) }
-
-    static func isSecret(_ key: UnsafeRawBufferPointer) -> Bool {
-        secretWords.contains { word in
-            guard key.count >= word.count else { return false }
-            for start in 0...(key.count - word.count) {
-                var match = true
-                for index in 0..<word.count where key[start + index] | 0x20 != word[index] {
-                    match = false
-                    break
-                }
-                if match { return true }
-            }
-            return false
-        }
-    }
+    /// Property names whose values are never logged (``PropertyRedaction``).
+    static func isSecret(_ key: UnsafeRawBufferPointer) -> Bool { PropertyRedaction.isSecret(key) }
 
     static let maxValueLength = 80
     static let maxBodyPreview = 256
