@@ -1,4 +1,5 @@
 import BLIPTestSupport
+import Capture
 import Foundation
 import Testing
 
@@ -60,5 +61,27 @@ struct InspectCommandTests {
         let result = try await BlipscopeExecutable.run(["inspect", junk.path])
         #expect(result.status != 0)
         #expect(result.errors.contains("cannot read"), "\(result.errors)")
+    }
+
+    /// One flipped byte mid-file costs one record: inspect reads on, says how many bytes it
+    /// skipped and counts the damage among the problems.
+    @Test func aDamagedRecordIsSkippedAndReported() async throws {
+        let session = try RecordedSession.make()
+        let path = try session.writeCaptureFile()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        var position = CaptureFileHeader.size
+        for _ in 0..<3 {
+            let length = Int(bytes[position]) | Int(bytes[position + 1]) << 8 | Int(bytes[position + 2]) << 16
+            position += 4 + length + 4
+        }
+        bytes[position + 8] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let result = try await BlipscopeExecutable.run(["inspect", path])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("skipped ") && result.output.contains("damaged bytes at byte \(position)"), "\(result.output)")
+        // The lost record was a frame, so the frames after it no longer decode either: more problems follow.
+        let problems = result.output.firstMatch(of: /, (\d+) problems,/).flatMap { Int($0.1) } ?? 0
+        #expect(problems >= 1, "\(result.output)")
     }
 }

@@ -13,6 +13,8 @@ public struct CaptureFileImport: Sendable {
         public var records: Int
         public var migratedRecords: Int
         public var skippedRecords: Int
+        /// Damaged stretches the reader skipped (``CaptureReader/damage``).
+        public var damage: [CaptureReader.DamagedRange] = []
     }
 
     /// Connection 0 is the client ⇄ relay leg. When some frames were recorded on one leg only
@@ -58,7 +60,7 @@ public enum CaptureFileImporter {
             }
             result.files.append(.init(
                 path: path, header: reader.header, ending: reader.ending ?? .clean, records: reader.recordsRead,
-                migratedRecords: reader.migratedRecords, skippedRecords: reader.skippedRecords
+                migratedRecords: reader.migratedRecords, skippedRecords: reader.skippedRecords, damage: reader.damage
             ))
         }
         let splitLegs = frames.contains { $0.record.leg != .both }

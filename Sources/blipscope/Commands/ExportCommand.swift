@@ -50,7 +50,10 @@ enum CaptureFileReport {
             case let .truncated(offset, bytes):
                 lines.append("# \(file.path): ends with an incomplete record (\(bytes) bytes at byte \(offset)); the writer stopped mid-write")
             case let .corrupt(offset, reason):
-                lines.append("# \(file.path): damaged record at byte \(offset) (\(reason)); nothing after it was read")
+                lines.append("# \(file.path): damaged record at byte \(offset) (\(reason)); no valid record after it")
+            }
+            for range in file.damage where file.ending != .corrupt(offset: range.offset, reason: range.reason) {
+                lines.append("# \(file.path): skipped \(range.bytes) damaged bytes at byte \(range.offset) (\(range.reason)); reading went on at the next valid record")
             }
             if file.migratedRecords > 0 { lines.append("# \(file.path): \(file.migratedRecords) records migrated from older versions") }
             if file.skippedRecords > 0 { lines.append("# \(file.path): \(file.skippedRecords) records of unknown kinds skipped") }
@@ -59,5 +62,10 @@ enum CaptureFileReport {
             lines.append("# the capture dropped \(dropped.count) records: \(dropped.reason)")
         }
         return lines
+    }
+
+    /// Damage in the files (skipped stretches, a damaged tail), counted as problems.
+    static func problems(in imported: CaptureFileImport) -> Int {
+        imported.files.reduce(0) { $0 + $1.damage.count }
     }
 }

@@ -56,7 +56,9 @@ struct InspectCommand: ParsableCommand {
         let listMessages = doc == nil && !summary && !stuck
         var totals = (messages: 0, problems: 0, connections: 0)
         for input in inputs {
-            var connections = try read(input)
+            let read = try read(input)
+            var connections = read.connections
+            totals.problems += read.problems
             for index in connections.indices { connections[index].index += totals.connections }
             totals.connections += connections.count
             for connection in connections where connection.kind == .webSocket {
@@ -70,13 +72,14 @@ struct InspectCommand: ParsableCommand {
         }
     }
 
-    /// The connections of one input (a relay session's parts as one), after its `#` lines.
-    private func read(_ input: CaptureInput) throws -> [CapturedConnection] {
+    /// The connections of one input (a relay session's parts as one), after its `#` lines, and
+    /// the damage its files had.
+    private func read(_ input: CaptureInput) throws -> (connections: [CapturedConnection], problems: Int) {
         do {
             switch input {
             case .pcap(let path):
                 if inputsAreSeveral && !json { print("# \(path)") }
-                return try importConnections(fromPcapAt: path)
+                return (try importConnections(fromPcapAt: path), 0)
             case .session(let name, let paths, let missing):
                 let imported = try CaptureFileImporter.importSession(paths: paths)
                 if !json {
@@ -88,7 +91,7 @@ struct InspectCommand: ParsableCommand {
                     }
                     for line in CaptureFileReport.lines(for: imported) { print(line) }
                 }
-                return imported.connections
+                return (imported.connections, CaptureFileReport.problems(in: imported))
             }
         } catch {
             throw ValidationError("cannot read \(input.paths.joined(separator: ", ")): \(error)")
