@@ -46,6 +46,9 @@ public final class SessionMediator {
                  MediatedDirection(direction: .serverToClient, limits: limits)]
     }
 
+    /// Requests whose replies the decoders gave up waiting for (``BLIPLimits/maxAwaitedReplies``).
+    public var forgottenReplies: Int { lanes.reduce(0) { $0 + $1.decoder.forgottenReplies } }
+
     /// True once the relay re-encodes `direction` (after its first intervention).
     public func isReencoding(_ direction: BLIPDirection) -> Bool { lanes[direction.rawValue].isReencoding }
 

@@ -108,6 +108,7 @@ final class SessionCore {
     var currentStatistics: SessionStatistics {
         var current = statistics
         if let mediator { current.maxDelayedBytes = BLIPDirection.allCases.map { mediator.peakDelayedBytes($0) } }
+        current.unpairedReplies = inspector.forgottenReplies + (mediator?.forgottenReplies ?? 0)
         return current
     }
 

@@ -30,14 +30,16 @@ struct LogLine {
 
     func closed(_ summary: SessionSummary) -> String {
         let info = summary.info, stats = summary.statistics
-        return fields([("event", .text("close")), ("session", .int(Int(info.id))), ("client", .text(info.clientAddress)),
+        var list: [(StaticString, Value)] = [("event", .text("close")), ("session", .int(Int(info.id))), ("client", .text(info.clientAddress)),
                        ("user", info.user.map { .text($0) } ?? .null), ("db", .text(info.database)),
                        ("protocol", info.subprotocol.map { .text($0) } ?? .null),
                        ("clientClose", close(summary.clientClose)), ("upstreamClose", close(summary.upstreamClose)),
                        ("relayError", summary.relayError.map { .text($0.description) } ?? .null),
                        ("messagesC2U", .int(stats.messagesDecoded[0])), ("messagesU2C", .int(stats.messagesDecoded[1])),
                        ("bytesC2U", .int(stats.bytesForwarded[0])), ("bytesU2C", .int(stats.bytesForwarded[1])),
-                       ("decodeErrors", .int(stats.decodeErrors[0] + stats.decodeErrors[1]))])
+                       ("decodeErrors", .int(stats.decodeErrors[0] + stats.decodeErrors[1]))]
+        if stats.unpairedReplies > 0 { list.append(("unpairedReplies", .int(stats.unpairedReplies))) }
+        return fields(list)
     }
 
     private func close(_ close: WebSocketClose?) -> Value {

@@ -180,4 +180,7 @@ public struct SessionStatistics: Sendable {
     public var maxDelayedBytes = [0, 0]
     /// False once the decoder has been given up (budget exceeded, or a fatal decode error).
     public var decoding = true
+    /// Requests whose replies the decoders stopped waiting for, because more than
+    /// ``BLIPLimits/maxAwaitedReplies`` were outstanding: their replies were not paired.
+    public var unpairedReplies = 0
 }

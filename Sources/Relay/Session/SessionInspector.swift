@@ -47,6 +47,12 @@ final class SessionInspector {
 
     var isDecoding: Bool { decoder != nil }
 
+    /// Requests whose replies the decoder gave up waiting for (``BLIPLimits/maxAwaitedReplies``).
+    var forgottenReplies: Int {
+        guard let decoder else { return 0 }
+        return BLIPDirection.allCases.reduce(0) { $0 + decoder.decoder(for: $1).forgottenReplies }
+    }
+
     /// True when a session analyzer reads the messages.
     var isAnalyzing: Bool { analyzer != nil }
 
