@@ -129,6 +129,31 @@ final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
         try await harness.shutdown()
     }
 
+    @Test("the relay-wide bound on partly received messages ends the session that crosses it, not the others")
+    func relayWideInProgressBound() async throws {
+        let harness = try await RelayHarness.start(relay: { configuration in
+            configuration.mediationPolicy = { _ in ClosurePolicy { _ in .pass } }
+            configuration.limits.maxRelayBytesInProgress = 3 << 20
+        })
+        func firstFrame(of size: Int) throws -> ByteBuffer {
+            var frame = ByteBuffer()
+            try OutboundCodec().encodeFrame(number: 1, flags: FrameFlags(type: .request, compressed: true, moreComing: true),
+                                            chunk: ByteBuffer(repeating: 0, count: size), into: &frame)
+            return RelayRawForwardingTests.clientFrame(.binary, frame)
+        }
+        let first = try await harness.connected()
+        try await RelayRawForwardingTests.writeRaw(try firstFrame(of: 2 << 20), on: first)
+        // The relay has charged the first session's 2 MiB once it has read that frame's head.
+        _ = try await harness.recorder.first { if case .messageHead = $0 { true } else { false } }
+        let second = try await harness.connected()
+        try await RelayRawForwardingTests.writeRaw(try firstFrame(of: 2 << 20), on: second)
+        let close = try await withTimeout { try await second.closed.get() }
+        #expect(close.code == 1011 && close.reason.contains("tooMuchInProgress"), "\(close)")
+        #expect(first.channel.isActive, "the session within the bound goes on")
+        try await first.close()
+        try await harness.shutdown()
+    }
+
     @Test("a policy session that never intervenes stays byte-exact in both directions")
     func passingPolicyIsByteExact() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

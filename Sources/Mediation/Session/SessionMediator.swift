@@ -46,6 +46,9 @@ public final class SessionMediator {
                  MediatedDirection(direction: .serverToClient, limits: limits)]
     }
 
+    /// Bytes of partly received messages the decoders hold, both directions.
+    public var bytesInProgress: Int { lanes.reduce(0) { $0 + $1.decoder.bytesInProgress } }
+
     /// Requests whose replies the decoders gave up waiting for (``BLIPLimits/maxAwaitedReplies``).
     public var forgottenReplies: Int { lanes.reduce(0) { $0 + $1.decoder.forgottenReplies } }
 

@@ -24,6 +24,10 @@ public struct RelayLimits: Sendable, Equatable {
     /// Bytes of partly received BLIP messages the decoders may hold, both directions together.
     /// Past it the session stops decoding (logged; forwarding goes on, `--strict` closes).
     public var maxDecoderBytesInProgress = 16 * 1024 * 1024
+    /// Bytes of partly received messages all mediating sessions together may hold (each one
+    /// also within ``BLIPLimits/maxBytesInProgress`` per direction); the session that would take
+    /// the total past it ends with 1011.
+    public var maxRelayBytesInProgress = 512 * 1024 * 1024
     /// Requests awaiting a reply that are remembered for round-trip times, per direction.
     public var maxTrackedRequests = 4096
 

@@ -48,6 +48,7 @@ extension SessionCore {
 
     private func finish(into actions: inout [SessionAction]) {
         policyMediation?.engine.sessionEnded(info.id)
+        _ = chargeInProgress(0)
         actions.append(.cancel(.idleCheck))
         if isOpen, observers.wants(.sessions) {
             let closes = closing.received

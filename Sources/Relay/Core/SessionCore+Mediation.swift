@@ -37,6 +37,14 @@ extension SessionCore {
             fail(RelayError(.decodeFailed(error, direction)), into: &actions)
             return
         }
+        guard chargeInProgress(mediator.bytesInProgress) else {
+            statistics.decodeErrors[direction.rawValue] += 1
+            let limit = budget?.limit ?? 0
+            fail(RelayError(.decodeFailed(BLIPError(.tooMuchInProgress,
+                                                    "the relay's sessions hold more than \(limit) bytes of partly received messages"),
+                                          direction)), into: &actions)
+            return
+        }
         let raw = whole ? scanner.bytes(from: frame.start, to: frame.end) : nil
         let built = carryOut(output, original: raw, originalBytes: bytes, from: side, into: &actions)
         if let decoded = output.decoded {
@@ -53,6 +61,15 @@ extension SessionCore {
         }
         recordBuilt(built)
         carryOutRequestedClose(into: &actions)
+    }
+
+    /// Moves this session's charge on the relay-wide budget to `held`; false when that takes the
+    /// relay past its bound (the session then ends, giving its charge back).
+    func chargeInProgress(_ held: Int) -> Bool {
+        guard let budget else { return true }
+        let delta = held - charged
+        charged = held
+        return budget.charge(delta)
     }
 
     /// The leg a frame travelling `direction` arrives on.

@@ -61,10 +61,16 @@ final class SessionCore {
     private var early: [[ByteBuffer]] = [[], []]
     /// Given to the recorders (capture) at open, so they can hold reading when the disk lags.
     var readGate: SessionReadGate?
+    /// The relay-wide bound on mediating sessions' partly received messages, and this session's
+    /// share of it.
+    let budget: InProgressBudget?
+    var charged = 0
     private let checkpoints: CheckpointRegistry?
 
     init(info: SessionInfo, configuration: RelayConfiguration, observers: ObserverSet,
-         allocator: ByteBufferAllocator = ByteBufferAllocator(), checkpoints: CheckpointRegistry? = nil) {
+         allocator: ByteBufferAllocator = ByteBufferAllocator(), checkpoints: CheckpointRegistry? = nil,
+         budget: InProgressBudget? = nil) {
+        self.budget = budget
         self.info = info
         self.configuration = configuration
         self.observers = observers

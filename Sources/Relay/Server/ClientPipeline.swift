@@ -116,7 +116,8 @@ struct ClientPipeline {
                                database: client.database, target: head.uri, upstream: url.description,
                                request: head, clientPort: channel.remoteAddress?.port)
         let session = RelaySession(info: info, clientChannel: channel, configuration: configuration,
-                                   observers: server.observerSet, checkpoints: server.checkpoints)
+                                   observers: server.observerSet, checkpoints: server.checkpoints,
+                                   budget: server.inProgress)
         pending.session = session
         if let release = admission.release { session.whenFinished(release) }
         channel.closeFuture.whenComplete { _ in session.clientChannelClosed() }

@@ -20,6 +20,8 @@ public final class RelayServer: Sendable {
     private let state = NIOLockedValueBox(State())
     /// Checkpoint IDs seen across sessions, for the analyzers' shared-client findings.
     let checkpoints = CheckpointRegistry()
+    /// Partly received messages of all mediating sessions (``RelayLimits/maxRelayBytesInProgress``).
+    let inProgress: InProgressBudget
     /// Where policy verdicts at the handshake are counted (the metrics observer's, if any).
     let policyMetrics: RelayMetrics?
     /// For policy lines that are no relay event (dry-run refusals).
@@ -38,6 +40,7 @@ public final class RelayServer: Sendable {
                 observers: [any RelayObserver] = []) {
         self.configuration = configuration
         self.group = group
+        self.inProgress = InProgressBudget(limit: configuration.limits.maxRelayBytesInProgress)
         let logging = LoggingObserver(logger: logger, format: configuration.logFormat,
                                       redactBodies: configuration.redactBodies)
         let recorders = Self.recorders(for: configuration, logger: logger)

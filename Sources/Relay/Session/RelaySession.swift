@@ -21,10 +21,10 @@ final class RelaySession: @unchecked Sendable {
     private var spare: [SessionAction] = []
 
     init(info: SessionInfo, clientChannel: Channel, configuration: RelayConfiguration, observers: ObserverSet,
-         checkpoints: CheckpointRegistry? = nil) {
+         checkpoints: CheckpointRegistry? = nil, budget: InProgressBudget? = nil) {
         eventLoop = clientChannel.eventLoop
         core = SessionCore(info: info, configuration: configuration, observers: observers,
-                           allocator: clientChannel.allocator, checkpoints: checkpoints)
+                           allocator: clientChannel.allocator, checkpoints: checkpoints, budget: budget)
         channels[SessionSide.client.rawValue] = clientChannel
         core.readGate = SessionReadGate(session: self)
     }
