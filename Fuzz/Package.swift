@@ -16,6 +16,7 @@ let fuzzTargets: [(name: String, products: [String])] = [
     ("fuzz-pcap-file", ["Capture"]),
     ("fuzz-capture-packets", ["Capture"]),
     ("fuzz-tcp-reassembly", ["Capture"]),
+    ("fuzz-sniff", ["Capture"]),
     ("fuzz-blipcap", ["BLIPCore", "Capture"]),
     ("fuzz-replication", ["BLIPCore", "Replication", "Mediation"]),
     ("fuzz-json", ["Replication", "Mediation"]),

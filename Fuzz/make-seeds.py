@@ -185,6 +185,11 @@ write("fuzz-capture-packets", "ethernet-small-limits", b"\x10" + b"".join(record
 sll2 = lambda f: b"\x08\x00" + b"\x00" * 18 + f[14:]
 write("fuzz-capture-packets", "sll2", b"\x09" + b"".join(record16(sll2(f)) for _, f in packets[:12]))
 
+# ── the live sniffer: the same layout; joined at the start, and in the middle of the session ────
+write("fuzz-sniff", "from-start-port", b"\x40" + b"".join(record16(f) for _, f in packets[:24]))
+write("fuzz-sniff", "mid-session", b"\x00" + b"".join(record16(f) for _, f in packets[10:40] if len(f) < 1500))
+write("fuzz-sniff", "mid-session-idle-acks", b"\xb0" + b"".join(record16(f) for _, f in packets[30:50] if len(f) < 1500))
+
 # ── TCP reassembly: mode, ISN, stream, segments kind || offset16 || length16 ────────────────────
 text = b"GET /db/_blipsync HTTP/1.1\r\nHost: x\r\n\r\n" + bytes(range(64))
 seg = lambda kind, off, n: bytes([kind]) + struct.pack("<HH", off, n)
