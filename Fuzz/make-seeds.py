@@ -190,6 +190,25 @@ write("fuzz-sniff", "from-start-port", b"\x40" + b"".join(record16(f) for _, f i
 write("fuzz-sniff", "mid-session", b"\x00" + b"".join(record16(f) for _, f in packets[10:40] if len(f) < 1500))
 write("fuzz-sniff", "mid-session-idle-acks", b"\xb0" + b"".join(record16(f) for _, f in packets[30:50] if len(f) < 1500))
 
+# ── a relay session: each side's reads in capture order (op || len16 || bytes, then read complete) ─
+def session_ops(budget, policy_ops=b""):
+    out = bytearray(b"\x06\x86")  # both sides ask to read
+    for _, side, start, size in order:
+        head = len(heads[side])
+        if start + size <= head:
+            continue
+        chunk = streams[side][max(start, head):start + size]
+        if len(out) + len(chunk) > budget:
+            break
+        out += bytes([side << 7]) + record16(chunk) + bytes([side << 7 | 5, side << 7 | 6])
+    return bytes(out) + policy_ops
+write("fuzz-relay-session", "pass-through", b"\x00" + session_ops(6000))
+write("fuzz-relay-session", "strict", b"\x01" + session_ops(4000))
+write("fuzz-relay-session", "policy", b"\x02" + session_ops(6000, b"\x09\x00\x09\x01"))
+frame_op = lambda side, opcode, payload: bytes([side << 7 | 4, opcode]) + record16(payload)
+write("fuzz-relay-session", "control-frames", b"\x00\x06\x86" + frame_op(0, 9, b"ping") + frame_op(1, 10, b"")
+      + bytes([5, 0x85]) + frame_op(0, 8, b"\x03\xe8bye") + bytes([5]) + frame_op(1, 8, b"\x03\xe8") + bytes([0x85, 0x0b]))
+
 # ── TCP reassembly: mode, ISN, stream, segments kind || offset16 || length16 ────────────────────
 text = b"GET /db/_blipsync HTTP/1.1\r\nHost: x\r\n\r\n" + bytes(range(64))
 seg = lambda kind, off, n: bytes([kind]) + struct.pack("<HH", off, n)
