@@ -1,13 +1,27 @@
-# BlipScope: the two commands the README promises, each with its set-up.
+# BlipScope: the commands the README promises, each with its set-up.
 #   make test   installs missing system packages, builds, runs every test
 #   make demo   installs missing system packages, builds in release mode, runs the main job
+#   make fuzz   builds the libFuzzer targets in Fuzz/ (ASan) and runs each for FUZZ_SECONDS
 SWIFT ?= swift
 SYSTEM_PACKAGES := libpcap-dev zlib1g-dev libssl-dev tshark openssl prometheus
 # `make bench` also compares the relay with nginx as a blind WebSocket proxy.
 BENCH_PACKAGES := nginx-light
 BIN := .build/release/blipscope
 
-.PHONY: setup build release test demo bench clean
+# Fuzzing: Fuzz/ is a package of its own (the main package never sees the sanitizer flags). Swift
+# code gets libFuzzer's coverage and ASan (-sanitize=fuzzer,address: one flag, as swiftc keeps only
+# the last -sanitize), C code ASan; SwiftPM's --sanitize fuzzer links libFuzzer's main().
+# -enable-testing: one target reads the relay's internal ClientHandshake.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= $(sort $(notdir $(wildcard Fuzz/Corpus/fuzz-*)))
+FUZZ_SCRATCH := Fuzz/.build-fuzz
+FUZZ_BUILD_FLAGS := -c release --package-path Fuzz --scratch-path $(FUZZ_SCRATCH) --sanitize fuzzer \
+	-Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address -Xswiftc -enable-testing
+# New inputs go to Fuzz/.corpus/<target> (kept between runs), findings to Fuzz/Crashes/<target>/
+# with the run's log beside them; the seeds in Fuzz/Corpus/<target> are only read.
+FUZZ_OPTIONS := -timeout=25 -rss_limit_mb=2048 -print_final_stats=1
+
+.PHONY: setup build release test demo bench clean fuzz fuzz-build
 
 setup:
 	@missing=""; for p in $(SYSTEM_PACKAGES) $(EXTRA_PACKAGES); do \
@@ -40,6 +54,29 @@ bench:
 	$(BIN) bench relay --nginx
 	$(BIN) bench pull
 	$(BIN) bench analyzer
+
+fuzz-build: setup
+	$(SWIFT) build $(FUZZ_BUILD_FLAGS)
+
+fuzz: fuzz-build
+	@bin=$(FUZZ_SCRATCH)/release; failed=""; \
+	for target in $(FUZZ_TARGETS); do \
+	  mkdir -p Fuzz/.corpus/$$target Fuzz/Crashes/$$target; \
+	  log=Fuzz/Crashes/$$target.log; \
+	  SWIFT_BACKTRACE=enable=no $$bin/$$target $(FUZZ_OPTIONS) -max_total_time=$(FUZZ_SECONDS) \
+	    -artifact_prefix=Fuzz/Crashes/$$target/ Fuzz/.corpus/$$target Fuzz/Corpus/$$target >$$log 2>&1; \
+	  status=$$?; \
+	  runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log | tail -1); \
+	  if [ $$status -eq 0 ]; then \
+	    printf '%-26s %12s executions in %s s\n' $$target "$${runs:-?}" $(FUZZ_SECONDS); \
+	  else \
+	    printf '%-26s %12s executions, FAILED (exit %s): %s\n' $$target "$${runs:-?}" $$status \
+	      "$$(ls -t Fuzz/Crashes/$$target | head -1)"; \
+	    grep -m1 -E 'Fatal error|ERROR: (AddressSanitizer|libFuzzer)' $$log || tail -5 $$log; \
+	    failed="$$failed $$target"; \
+	  fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz findings in:$$failed (inputs under Fuzz/Crashes/, logs beside them)"; exit 1; fi
 
 clean:
 	rm -rf .build

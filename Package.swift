@@ -7,6 +7,13 @@ let package = Package(
     products: [
         .executable(name: "blipscope", targets: ["blipscope"]),
         .library(name: "BLIPCore", targets: ["BLIPCore"]),
+        // The parsers of untrusted bytes, for the fuzz targets in Fuzz/ (a package of its own).
+        .library(name: "WebSocketWire", targets: ["WebSocketWire"]),
+        .library(name: "Capture", targets: ["Capture"]),
+        .library(name: "Replication", targets: ["Replication"]),
+        .library(name: "Mediation", targets: ["Mediation"]),
+        .library(name: "Policy", targets: ["Policy"]),
+        .library(name: "Relay", targets: ["Relay"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

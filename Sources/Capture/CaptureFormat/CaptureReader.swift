@@ -211,14 +211,16 @@ public final class CaptureReader {
         return nil
     }
 
-    /// Reads until the window holds `count` unread bytes or the file ends.
+    /// Reads until the window holds `count` unread bytes or the file ends, a chunk at a time: a
+    /// damaged length field (up to ``CaptureFileFormat/maxRecordBytes``) grows the window only by
+    /// what the file holds, not by the length it claims.
     private func fill(atLeast count: Int) throws {
         if !lookingAhead, windowStart > 0, windowStart >= window.count / 2 {
             window.removeFirst(windowStart)
             windowStart = 0
         }
         while !atEndOfFile, window.count - windowStart < count {
-            let got = try file.read(into: &window, count: max(chunkSize, count - (window.count - windowStart)))
+            let got = try file.read(into: &window, count: chunkSize)
             if got == 0 { atEndOfFile = true }
         }
     }

@@ -44,20 +44,19 @@ struct PosixFile {
     }
 
     /// Reads up to `count` bytes into `into`, appending; returns how many (0 at end of file).
+    /// Reads through a scratch buffer and appends only what arrived: no filling and truncating
+    /// `count` bytes of `buffer` per read.
     func read(into buffer: inout [UInt8], count: Int) throws -> Int {
-        let start = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: count))
-        while true {
-            let got = buffer.withUnsafeMutableBytes { raw in
-                systemRead(descriptor, raw.baseAddress! + start, count)
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(count, 1)) { scratch in
+            while true {
+                let got = systemRead(descriptor, scratch.baseAddress!, count)
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    throw CaptureError.captureFileReadFailed(path: path, reason: Self.lastError())
+                }
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<got]))
+                return got
             }
-            if got < 0 {
-                if errno == EINTR { continue }
-                buffer.removeLast(count)
-                throw CaptureError.captureFileReadFailed(path: path, reason: Self.lastError())
-            }
-            buffer.removeLast(count - got)
-            return got
         }
     }
 
