@@ -19,7 +19,7 @@ FUZZ_BUILD_FLAGS := -c release --package-path Fuzz --scratch-path $(FUZZ_SCRATCH
 	-Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address -Xswiftc -enable-testing
 # New inputs go to Fuzz/.corpus/<target> (kept between runs), findings to Fuzz/Crashes/<target>/
 # with the run's log beside them; the seeds in Fuzz/Corpus/<target> are only read.
-FUZZ_OPTIONS := -timeout=25 -rss_limit_mb=2048 -print_final_stats=1
+FUZZ_OPTIONS := -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 $(FUZZ_EXTRA)
 
 .PHONY: setup build release test demo bench clean fuzz fuzz-build
 
