@@ -12,6 +12,8 @@ enum YAMLNesting {
         var parser = yaml_parser_t()
         guard yaml_parser_initialize(&parser) == 1 else { return false }
         defer { yaml_parser_delete(&parser) }
+        // Configured as Yams configures its parser, so both read the same events.
+        yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING)
         return bytes.withUnsafeBufferPointer { input in
             yaml_parser_set_input_string(&parser, input.baseAddress, input.count)
             var depth = 0
