@@ -161,4 +161,54 @@ struct PolicyFuzzRegressionTests {
         let document = try PolicyDocument(yaml: "rules: [{ name: r, match: { minBodySize: 1GB }, action: { delay: 100000000s } }]")
         #expect(document.rules.count == 1)
     }
+
+    /// fuzz-policy crash-601eb7bf: deep `{{{{` nesting after a byte-order mark that the nesting
+    /// check's parser, left to detect the encoding, read differently from Yams' (set to UTF-8):
+    /// the check saw an early error, Yams recursed on.
+    static let deepNestingAfterBOM = Data(base64Encoded: [
+        "77u/eHh4eHh4eHh4eHh4Jnh4eHh4ISEhISEhISEhISEgICAgbWF0Y2g6CiAgICAgIGZyb206IGNsaWVudCAgICAgICAgICAg",
+        "ICAgICAgIyBjbGllbnQgfCBzZXJ2ZXLvu7+DOgogIS0gbJZlc4ODgzoKICEtIGyWgzoKICEtIGyaZTaDg4M6e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7QjoK",
+        "ICAge3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3tCOgp7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3tCOgogICB7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e0I6CiAgIHt7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7QjoKe3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7QjoKICAge3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3tCOgogICB7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3sgICB7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7QjoKe3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7QjoKICAge3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3tCOgogICB7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3sg",
+        "ICB7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7QjoKICAge3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7ICAge3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e0I6Cnt7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e0I6CiAgIHt7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7QjoKICAge3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7ICAg",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7",
+        "e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3t7e3tJUF8/TT91cyeK"
+    ].joined())!
+
+    @Test("deep nesting after a byte-order mark is refused too: the check reads the text as Yams does")
+    func deepNestingAfterBOMIsRefused() {
+        let yaml = String(decoding: Self.deepNestingAfterBOM, as: UTF8.self)
+        #expect(Self.deepNestingAfterBOM.count == 2_292)
+        do {
+            _ = try PolicyDocument(yaml: yaml)
+            Issue.record("the policy loaded")
+        } catch {
+            #expect(error.description.contains("nested more than"))
+        }
+    }
 }
