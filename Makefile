@@ -8,10 +8,13 @@ SYSTEM_PACKAGES := libpcap-dev zlib1g-dev libssl-dev tshark openssl prometheus
 BENCH_PACKAGES := nginx-light
 BIN := .build/release/blipscope
 
-# Fuzzing: Fuzz/ is a package of its own (the main package never sees the sanitizer flags). Swift
-# code gets libFuzzer's coverage and ASan (-sanitize=fuzzer,address: one flag, as swiftc keeps only
-# the last -sanitize), C code ASan; SwiftPM's --sanitize fuzzer links libFuzzer's main().
-# -enable-testing: one target reads the relay's internal ClientHandshake.
+# Fuzzing: Fuzz/ is a package of its own (the main package never sees the sanitizer flags).
+# --sanitize fuzzer: SwiftPM then links libFuzzer's main() (without it, it points main at the
+#   target's own entry point, which a fuzz target does not have) and instruments C code;
+# -Xswiftc -sanitize=fuzzer,address: coverage and ASan for Swift, in one flag (swiftc keeps only
+#   the last -sanitize=, so `--sanitize fuzzer --sanitize address` leaves Swift uninstrumented);
+# -Xcc -fsanitize=address: ASan for C (Yams' libyaml); -enable-testing: two targets read the
+#   relay's internals. SWIFT_BACKTRACE=enable=no: the runtime's backtracer would hold a crash.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= $(sort $(notdir $(wildcard Fuzz/Corpus/fuzz-*)))
 FUZZ_SCRATCH := Fuzz/.build-fuzz
@@ -68,7 +71,7 @@ fuzz: fuzz-build
 	  status=$$?; \
 	  runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log | tail -1); \
 	  if [ $$status -eq 0 ]; then \
-	    printf '%-26s %12s executions in %s s\n' $$target "$${runs:-?}" $(FUZZ_SECONDS); \
+	    printf '%-26s %12s executions\n' $$target "$${runs:-?}"; \
 	  else \
 	    printf '%-26s %12s executions, FAILED (exit %s): %s\n' $$target "$${runs:-?}" $$status \
 	      "$$(ls -t Fuzz/Crashes/$$target | head -1)"; \

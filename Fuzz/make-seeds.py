@@ -2,7 +2,8 @@
 """Writes the seed corpora under Fuzz/Corpus/<target>/ from the real session capture
 (shared vectors: goblip-session.pcap, a go-blip client and server), samples/ and hand-made
 inputs. Run from the repository root: python3 Fuzz/make-seeds.py [path/to/goblip-session.pcap].
-Each file is in the input layout its target's source describes."""
+Each file is in the input layout its target's source describes. Files named regression-* are
+inputs the fuzzer found crashing (since fixed, and tests of their module), added by hand."""
 import os, struct, sys, zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

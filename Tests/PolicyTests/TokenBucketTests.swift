@@ -65,4 +65,20 @@ struct TokenBucketTests {
         table.retain(rules: ["r"])
         #expect(table.count == 0)
     }
+
+    @Test("a rate so small the wait overflows (perSecond: 1e-300 validates) waits the longest, without trapping")
+    func tinyRateWaitIsCapped() throws {
+        var bucket = TokenBucket(rate: 1e-300, capacity: 1, now: 0)
+        #expect(bucket.take(1, now: 0) == 0)
+        #expect(bucket.take(1, now: 1) == TokenBucket.maxWait)
+        var debtor = TokenBucket(rate: 1e-300, capacity: 1, now: 0)
+        #expect(debtor.reserve(1, now: 2) == 0)
+        #expect(debtor.reserve(1, now: 3) == TokenBucket.maxWait)
+        // Through a policy: the second message over the limit is delayed, the relay goes on.
+        let document = try PolicyDocument(yaml: "rules: [{ name: r, action: { rateLimit: { perSecond: 1e-300 } } }]")
+        let engine = PolicyEngine(rules: document.rules)
+        let session = SessionFacts(id: 1, user: "u", clientIP: "10.0.0.1")
+        let message = MessageFacts(direction: .clientToServer, type: .request, properties: ["Profile": "rev"])
+        for now in [UInt64(0), 1, 2] { _ = engine.evaluate(message, session: session, now: now) }
+    }
 }

@@ -39,8 +39,15 @@ public struct PolicyDocument: Sendable {
         try self.init(yaml: String(decoding: data, as: UTF8.self))
     }
 
+    /// The deepest a policy's collections may nest. A real policy needs about six levels; the
+    /// bound keeps hostile nesting away from Yams' recursive composer (``YAMLNesting``).
+    public static let maxNesting = 64
+
     /// Parses and validates policy YAML.
     public init(yaml: String) throws(PolicyError) {
+        if YAMLNesting.exceeds(Self.maxNesting, in: yaml) {
+            throw .invalid("policy", "", "collections nested more than \(Self.maxNesting) levels deep")
+        }
         let root: Node?
         do { root = try Yams.compose(yaml: yaml) } catch { throw .syntax("\(error)") }
         self.init()

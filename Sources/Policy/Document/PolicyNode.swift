@@ -93,6 +93,10 @@ struct PolicyNode {
         return value
     }
 
+    /// The largest byte size or duration (in nanoseconds, ~146 years) a policy may give: well
+    /// inside `Int` and `UInt64`, so converting it, or adding it to a time, cannot trap.
+    static let maxMagnitude = Double(1 << 62)
+
     /// A byte size: a whole number, or with a unit `KB`/`MB`/`GB` (powers of 1024), e.g. `64KB`.
     func byteSize() throws(PolicyError) -> Int {
         if let value = node.int {
@@ -103,7 +107,9 @@ struct PolicyNode {
         let units: [(String, Int)] = [("KIB", 1 << 10), ("MIB", 1 << 20), ("GIB", 1 << 30), ("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("B", 1)]
         for (unit, factor) in units where text.hasSuffix(unit) {
             if let number = Double(text.dropLast(unit.count).trimmingCharacters(in: .whitespaces)), number >= 0 {
-                return Int(number * Double(factor))
+                let bytes = number * Double(factor)
+                guard bytes < Self.maxMagnitude else { throw fail("is too large") }
+                return Int(bytes)
             }
         }
         throw fail("must be a byte count such as 4096 or 64KB")
@@ -113,12 +119,14 @@ struct PolicyNode {
     func duration() throws(PolicyError) -> UInt64 {
         if let seconds = node.float, case .scalar(let scalar) = node, Double(scalar.string) != nil {
             guard seconds >= 0, seconds.isFinite else { throw fail("must not be negative") }
+            guard seconds * 1e9 < Self.maxMagnitude else { throw fail("is too long") }
             return UInt64(seconds * 1e9)
         }
         let text = try string().trimmingCharacters(in: .whitespaces)
         let units: [(String, Double)] = [("ns", 1), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9), ("m", 60e9)]
         for (unit, factor) in units where text.hasSuffix(unit) {
             if let number = Double(text.dropLast(unit.count).trimmingCharacters(in: .whitespaces)), number >= 0, number.isFinite {
+                guard number * factor < Self.maxMagnitude else { throw fail("is too long") }
                 return UInt64(number * factor)
             }
         }

@@ -61,7 +61,12 @@ public struct TokenBucket: Sendable, Equatable {
         now >= updated && tokens + Double(now - updated) * rate / 1e9 >= capacity
     }
 
+    /// The longest wait a bucket answers (2^62 ns, ~146 years): a tiny rate (`perSecond: 1e-300`
+    /// is positive, so valid) makes the exact wait too large for a UInt64, or infinite.
+    static let maxWait: UInt64 = 1 << 62
+
     private func waitNanoseconds(for missing: Double) -> UInt64 {
-        UInt64((missing / rate * 1e9).rounded(.up))
+        let wait = (missing / rate * 1e9).rounded(.up)
+        return wait < Double(Self.maxWait) ? UInt64(wait) : Self.maxWait
     }
 }
