@@ -211,4 +211,24 @@ struct PolicyFuzzRegressionTests {
             #expect(error.description.contains("nested more than"))
         }
     }
+
+    /// fuzz-policy leak-62c50891 (kept as Fuzz/Corpus/fuzz-policy/regression-long-regex.yaml): a
+    /// 403-character `re:` pattern. Foundation keeps a copy of any pattern over 256 UTF-16 units
+    /// that it never frees, so each load or reload of such a policy leaked.
+    @Test("a regular expression over the length limit is a clean error; one at the limit loads")
+    func longRegexIsRefused() throws {
+        func policy(_ pattern: String) -> String {
+            "rules:\n  - name: r\n    match: { doc: \"re:\(pattern)\" }\n    action: { deny: {} }\n"
+        }
+        let atLimit = "^" + String(repeating: "é", count: TextPattern.maxRegexLength - 2) + "$"
+        #expect(throws: Never.self) { try PolicyDocument(yaml: policy(atLimit)) }
+        let tooLong = "^" + String(repeating: "é", count: TextPattern.maxRegexLength - 1) + "$"
+        do {
+            _ = try PolicyDocument(yaml: policy(tooLong))
+            Issue.record("the policy loaded")
+        } catch {
+            #expect(error.description.contains("regular expression longer than 256 characters (257)"))
+            #expect(error.description.contains("match.doc"))
+        }
+    }
 }

@@ -23,11 +23,22 @@ public struct TextPattern: Sendable, CustomStringConvertible {
     /// The pattern as written in the file.
     public let source: String
 
+    /// The longest regular expression a policy may hold, in UTF-16 code units.
+    ///
+    /// Foundation's `NSRegularExpression` on Linux copies a longer pattern into a heap buffer it
+    /// never frees (found by the policy fuzz target: ~2 bytes per character, at every load and
+    /// reload), so a longer one is refused instead of leaking at each reload.
+    public static let maxRegexLength = 256
+
     /// Compiles `source`; throws the reason (a bad regex) as text for the caller to place.
     public init(_ source: String) throws(PatternError) {
         self.source = source
         if source.hasPrefix("re:") {
             let expression = String(source.dropFirst(3))
+            guard expression.utf16.count <= Self.maxRegexLength else {
+                throw PatternError(
+                    reason: "regular expression longer than \(Self.maxRegexLength) characters (\(expression.utf16.count))")
+            }
             do {
                 shape = .regex(NSRegularExpressionBox(try NSRegularExpression(pattern: expression)))
             } catch {
