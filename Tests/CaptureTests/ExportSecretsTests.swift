@@ -91,3 +91,39 @@ struct ExportSecretsTests {
         }
     }
 }
+
+@Suite("sniff: capture records mask secrets")
+struct SniffSecretsTests {
+    @Test("a sniffed session with secrets in clear is recorded masked, decoding cleanly")
+    func sniffRedacts() throws {
+        let capture = try ExportSecretsTests.clearSession()
+        let pcap = RecordedSession.temporaryPath(".pcap")
+        defer { for path in [capture, pcap] { try? FileManager.default.removeItem(atPath: path) } }
+        let exporter = try PcapExporter(path: pcap)
+        try exporter.export(try importConnections(fromCaptureFileAt: capture).connections)  // as on the wire
+        exporter.close()
+        let sniffer = Sniffer(configuration: Sniffer.Configuration(serverPort: 4984))
+        var frames: [(BLIPDirection, ByteBuffer)] = []
+        var handshake: CaptureRecord.Handshake?
+        for packet in try PcapReader(path: pcap).readAll() {
+            sniffer.receive(packet) { output in
+                guard case .captureRecord(_, let record) = output else { return }
+                switch record {
+                case .frame(let frame): frames.append((frame.direction, frame.bytes))
+                case .handshake(let head): handshake = head
+                default: break
+                }
+            }
+        }
+        #expect(handshake?.requestHeaders["Authorization"] == "Bearer <redacted>")
+        #expect(frames.count > 10)
+        let decoder = ConnectionDecoder()
+        var properties: [Properties] = []
+        for (direction, bytes) in frames {
+            if let message = try decoder.receive(bytes, from: direction).message { properties.append(message.properties) }
+        }
+        #expect(properties.count == 10)
+        #expect(!properties.contains { $0.pairs.contains { $0.value.contains("s3cr3t") || $0.value.contains(CaptureRedactorTests.password) } })
+        #expect(properties.contains { $0["token"] == nil && $0["SyncGatewaySession"]?.hasPrefix("<redacted>") == true })
+    }
+}
