@@ -14,6 +14,15 @@ public final class InboundCodec {
         self.maxInflatedFrameSize = maxInflatedFrameSize
     }
 
+    /// A codec in the same state as `other` (history and running CRC): both read on from the same
+    /// point, independently (a stream that forks, such as a relayed direction once the relay
+    /// re-encodes one of its legs).
+    public init(copying other: InboundCodec) throws(BLIPError) {
+        maxInflatedFrameSize = other.maxInflatedFrameSize
+        checksum = other.checksum
+        inflater = try other.inflater.map { inflater throws(BLIPError) in try RawInflater(copying: inflater) }
+    }
+
     /// Returns the frame's uncompressed payload, checking the running CRC: a slice of the frame
     /// itself when it is not compressed (no copy), else a new buffer holding the inflated bytes.
     public func decode(_ frame: BLIPFrame) throws(BLIPError) -> ByteBuffer {

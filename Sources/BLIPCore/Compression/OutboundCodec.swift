@@ -19,6 +19,14 @@ public final class OutboundCodec {
         self.checksum = RunningChecksum(value: checksum)
     }
 
+    /// A codec in the same state as `other` (deflate history and running CRC): both write on from
+    /// the same point, independently.
+    public init(copying other: OutboundCodec) throws(BLIPError) {
+        compressionLevel = other.compressionLevel
+        checksum = other.checksum
+        deflater = try other.deflater.map { deflater throws(BLIPError) in try RawDeflater(copying: deflater) }
+    }
+
     /// Writes a frame whose payload is already on the wire form: `wirePayload` (deflated by the
     /// original sender when the Compressed flag is set) is copied as is, while the running CRC
     /// advances over `chunk`, the uncompressed bytes it carries. The deflater is not touched, so

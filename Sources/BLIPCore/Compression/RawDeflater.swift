@@ -18,6 +18,18 @@ final class RawDeflater {
         }
     }
 
+    /// A deflater in the same state as `other` (zlib's `deflateCopy`): both go on from the same
+    /// history, independently.
+    init(copying other: RawDeflater) throws(BLIPError) {
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        let status = deflateCopy(stream, other.stream)
+        guard status == Z_OK else {
+            stream.deallocate()
+            throw BLIPError(.deflateFailed, "deflateCopy failed with zlib status \(status)")
+        }
+    }
+
     deinit {
         deflateEnd(stream)
         stream.deinitialize(count: 1)

@@ -17,6 +17,18 @@ final class RawInflater {
         }
     }
 
+    /// An inflater in the same state as `other` (zlib's `inflateCopy`): both go on from the same
+    /// history, independently.
+    init(copying other: RawInflater) throws(BLIPError) {
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        let status = inflateCopy(stream, other.stream)
+        guard status == Z_OK else {
+            stream.deallocate()
+            throw BLIPError(.inflateFailed, "inflateCopy failed with zlib status \(status)")
+        }
+    }
+
     deinit {
         inflateEnd(stream)
         stream.deinitialize(count: 1)

@@ -17,6 +17,9 @@ final class SniffedConnection {
     private var midSessionDecoders: [MidSessionDecoder]
     private let includeAcks: Bool
     private var resets = false
+    private let redactsSecrets: Bool
+    /// Created with the first frame recorded, once it is known whether the upgrade was seen.
+    private var redactor: CaptureRedactor?
 
     init(index: Int, first segment: TCPSegment, configuration: Sniffer.Configuration) {
         self.index = index
@@ -37,6 +40,7 @@ final class SniffedConnection {
         midSessionDecoders = [MidSessionDecoder(direction: .clientToServer, limits: configuration.blipLimits),
                               MidSessionDecoder(direction: .serverToClient, limits: configuration.blipLimits)]
         includeAcks = configuration.includeAcks
+        redactsSecrets = configuration.redactsSecrets
     }
 
     /// Both sides sent FIN, or one sent RST.
@@ -92,7 +96,7 @@ final class SniffedConnection {
         let kind: CapturedEvent.Kind
         switch event {
         case let .message(opcode, payload):
-            emit(.captureRecord(connection: index, .frame(.init(time: time, direction: direction, bytes: payload))))
+            record(.init(time: time, direction: direction, bytes: payload), emit: emit)
             kind = .message(opcode: opcode, payload: payload)
         case let .close(code, reason):
             let side: CaptureSide = direction == .clientToServer ? .client : .upstream
@@ -110,6 +114,20 @@ final class SniffedConnection {
             return
         }
         inspection.receive(kind, direction: direction, timestamp: time.secondsSince1970) { emit(.record($0)) }
+    }
+
+    /// Emits the capture record(s) for one frame: as seen, or with its secrets masked.
+    private func record(_ frame: CaptureRecord.Frame, emit: (Sniffer.Output) -> Void) {
+        guard redactsSecrets else {
+            emit(.captureRecord(connection: index, .frame(frame)))
+            return
+        }
+        let redactor = self.redactor ?? CaptureRedactor(joinedMidSession: midSession || response == nil)
+        self.redactor = redactor
+        switch redactor.redact(frame) {
+        case .unchanged: emit(.captureRecord(connection: index, .frame(frame)))
+        case .records(let records): for record in records { emit(.captureRecord(connection: index, record)) }
+        }
     }
 
     private func emitRecord(_ kind: InspectRecord.Kind, direction: BLIPDirection, time: CaptureTimestamp,

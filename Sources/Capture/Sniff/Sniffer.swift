@@ -22,6 +22,11 @@ public final class Sniffer {
         public var includeAcks = false
         /// Seconds without a packet after which a connection is forgotten.
         public var idleTimeout: Double = 600
+        /// Mask secret BLIP property values in the frames of ``Output/captureRecord(connection:_:)``
+        /// (``CaptureRedactor``; a connection joined mid-session cannot be checked, so its data
+        /// frames are left out). False: frames as seen (`sniff --capture-secrets`). Handshake
+        /// headers are always redacted; the printed records always hide secret values.
+        public var redactsSecrets = true
 
         public init(serverPort: UInt16? = nil) { self.serverPort = serverPort }
     }

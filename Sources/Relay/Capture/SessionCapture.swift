@@ -19,6 +19,8 @@ import NIOCore
 final class SessionCapture: @unchecked Sendable {
     let sessionID: UInt64
     let writer: CaptureWriter
+    /// Masks secrets in the frames before they are recorded (event loop only); nil records them as sent.
+    let redactor: CaptureRedactor?
     private let gate: SessionReadGate?
     private let policy: RelayConfiguration.CaptureOverflowPolicy
     /// Runs on the flusher's thread before each flush (tests slow the disk down with it).
@@ -43,9 +45,10 @@ final class SessionCapture: @unchecked Sendable {
     }
 
     init(writer: CaptureWriter, gate: SessionReadGate?, policy: RelayConfiguration.CaptureOverflowPolicy,
-         beforeFlush: (@Sendable (UInt64) -> Void)?) {
+         beforeFlush: (@Sendable (UInt64) -> Void)?, redactor: CaptureRedactor? = nil) {
         self.sessionID = writer.sessionID
         self.writer = writer
+        self.redactor = redactor
         self.gate = gate
         self.policy = policy
         self.beforeFlush = beforeFlush

@@ -80,6 +80,10 @@ public struct RelayConfiguration: Sendable {
     public var captureOverflow = CaptureOverflowPolicy.backPressure
     /// Write every session's client leg into this pcap file (``PcapObserver``); nil writes none.
     public var pcapPath: String?
+    /// Record secret BLIP property values as sent in capture files and the pcap. Off by default:
+    /// they are masked inside the frame bytes (``CaptureRedactor``) and handshake headers are
+    /// redacted (``HeaderRedaction``, always).
+    public var captureSecrets = false
 
     /// When capture records arrive faster than they can be written.
     public enum CaptureOverflowPolicy: String, Sendable, CaseIterable {

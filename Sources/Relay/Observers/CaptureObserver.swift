@@ -11,6 +11,11 @@ import NIOConcurrencyHelpers
 ///   its time and bytes (ACKs and frames the decoder could not read included; leg `both`, since
 ///   the relay forwards unchanged), message heads, decode errors as notes, the closes, and
 ///   ``CaptureRecord/dropped(_:)`` when records were dropped.
+/// - Secrets: property values that look like credentials are masked in the message heads
+///   (``PropertyRedaction``) and, unless ``Options/redactsSecrets`` is off, inside the frame
+///   bytes, each recorded stream re-encoded to stay decodable (``CaptureRedactor``; frames it
+///   cannot check are left out, with a note). This runs on the recorded copy on the event loop;
+///   what the peers get is never touched.
 /// - Files: `<directory>/<run>-<session id>-<part>.blipcap`, `<run>` being the relay's start time
 ///   and process id; with ``Options/maxFileBytes`` a session moves on to a new part at that size.
 /// - I/O: the event loop only encodes records into the session's buffer, except for creating the
@@ -31,6 +36,9 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
         public var flushInterval: TimeInterval = 0.2
         /// Runs on the capture thread before each flush of a session (tests: a slow disk).
         public var beforeFlush: (@Sendable (UInt64) -> Void)?
+        /// Mask secret property values inside the recorded frames (``CaptureRedactor``); false
+        /// records frames as they were sent (`--capture-secrets`).
+        public var redactsSecrets = true
 
         public init(directory: String, maxFileBytes: Int? = nil,
                     overflow: RelayConfiguration.CaptureOverflowPolicy = .backPressure) {
@@ -96,7 +104,8 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
             return
         }
         let capture = SessionCapture(writer: writer, gate: options.overflow == .backPressure ? readGate : nil,
-                                     policy: options.overflow, beforeFlush: options.beforeFlush)
+                                     policy: options.overflow, beforeFlush: options.beforeFlush,
+                                     redactor: options.redactsSecrets ? CaptureRedactor() : nil)
         flusher.add(capture)
         sessions.withLockedValue { $0[info.id] = capture }
         totals.withLockedValue { $0.sessions += 1 }
@@ -107,7 +116,11 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
         switch event {
         case .frame(let frame):
             guard let bytes = frame.bytes, let capture = capture(frame.sessionID) else { return }
-            record(.frame(.init(time: .now(), direction: frame.direction, leg: frame.leg, bytes: bytes)), in: capture)
+            let record = CaptureRecord.Frame(time: .now(), direction: frame.direction, leg: frame.leg, bytes: bytes)
+            switch capture.redactor?.redact(record) ?? .unchanged {
+            case .unchanged: self.record(.frame(record), in: capture)
+            case .records(let records): for each in records { self.record(each, in: capture) }
+            }
         case .messageHead(let id, let direction, let head):
             guard let capture = capture(id),
                   capture.shouldRecordHead(direction: direction, type: head.type, number: head.number, complete: false)

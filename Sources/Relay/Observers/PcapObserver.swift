@@ -14,7 +14,9 @@ import NIOCore
 /// - Bounded: past ``maxQueuedBytes`` waiting to be written, frames are dropped from the pcap
 ///   (not from the relay) and a warning is logged with the count. The pcap is a debugging aid; the
 ///   capture files (``CaptureObserver``) are the lossless record.
-/// - Secrets in the upgrade request are redacted (``HeaderRedaction``).
+/// - Secrets in the upgrade request are redacted (``HeaderRedaction``); secret BLIP property
+///   values are masked inside the frames, the stream re-encoded to stay decodable
+///   (``CaptureRedactor``, on the writing thread), unless `redactsSecrets` is off.
 public final class PcapObserver: RelayRecorder, @unchecked Sendable {
     public let path: String
     public let interests: RelayEventInterests = [.sessions, .frameBytes]
@@ -22,10 +24,12 @@ public final class PcapObserver: RelayRecorder, @unchecked Sendable {
     public let flushInterval: TimeInterval = 0.5
     private let relayPort: Int
     private let logger: Logger
+    /// Mask secret property values in the frames (``CaptureRedactor``); false writes them as sent.
+    public let redactsSecrets: Bool
 
     private enum Item {
         case open(SessionInfo, CaptureTimestamp)
-        case frame(UInt64, BLIPDirection, ByteBuffer, CaptureTimestamp)
+        case frame(UInt64, BLIPDirection, CaptureLeg, ByteBuffer, CaptureTimestamp)
         case close(SessionSummary, CaptureTimestamp)
     }
 
@@ -39,11 +43,13 @@ public final class PcapObserver: RelayRecorder, @unchecked Sendable {
     /// Touched only on the writing thread (and in ``prepare()`` before it starts).
     private var exporter: PcapExporter?
     private var streams: [UInt64: PcapSessionStream] = [:]
+    private var redactors: [UInt64: CaptureRedactor] = [:]
 
-    public init(path: String, relayPort: Int, logger: Logger) {
+    public init(path: String, relayPort: Int, logger: Logger, redactsSecrets: Bool = true) {
         self.path = path
         self.relayPort = relayPort
         self.logger = logger
+        self.redactsSecrets = redactsSecrets
     }
 
     public func prepare() throws {
@@ -69,7 +75,7 @@ public final class PcapObserver: RelayRecorder, @unchecked Sendable {
         case .frame(let frame):
             // This file holds the client leg; frames the relay built for the upstream are not on it.
             guard let bytes = frame.bytes, frame.leg.appears(on: .client) else { return }
-            enqueue(.frame(frame.sessionID, frame.direction, bytes, .now()), bytes: bytes.readableBytes)
+            enqueue(.frame(frame.sessionID, frame.direction, frame.leg, bytes, .now()), bytes: bytes.readableBytes)
         case .sessionClosed(let summary):
             enqueue(.close(summary, .now()), bytes: 0)
         default:
@@ -134,6 +140,27 @@ public final class PcapObserver: RelayRecorder, @unchecked Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// What to write of one client-leg frame: itself, its masked form, or nothing (a frame the
+    /// redactor could not check, logged once per stream).
+    private func redacted(_ bytes: ByteBuffer, session: UInt64, direction: BLIPDirection, leg: CaptureLeg,
+                          at time: CaptureTimestamp) -> [ByteBuffer] {
+        guard let redactor = redactors[session] else { return [bytes] }
+        switch redactor.redact(CaptureRecord.Frame(time: time, direction: direction, leg: leg, bytes: bytes)) {
+        case .unchanged:
+            return [bytes]
+        case .records(let records):
+            var frames: [ByteBuffer] = []
+            for record in records {
+                switch record {
+                case .frame(let frame) where frame.leg.appears(on: .client): frames.append(frame.bytes)
+                case .note(_, let text): logger.warning("pcap \(path), session \(session): \(text)")
+                default: break
+                }
+            }
+            return frames
+        }
+    }
+
     private func write(_ items: [Item]) {
         for item in items {
             var packets: [SynthesizedPacket] = []
@@ -142,9 +169,13 @@ public final class PcapObserver: RelayRecorder, @unchecked Sendable {
                 var stream = PcapSessionStream(info: info, relayPort: relayPort)
                 packets = stream.open(info, at: time)
                 streams[info.id] = stream
-            case .frame(let id, let direction, let bytes, let time):
-                packets = streams[id]?.frame(bytes, direction: direction, at: time) ?? []
+                if redactsSecrets { redactors[info.id] = CaptureRedactor() }
+            case .frame(let id, let direction, let leg, let bytes, let time):
+                for bytes in redacted(bytes, session: id, direction: direction, leg: leg, at: time) {
+                    packets += streams[id]?.frame(bytes, direction: direction, at: time) ?? []
+                }
             case .close(let summary, let time):
+                redactors[summary.info.id] = nil
                 packets = streams.removeValue(forKey: summary.info.id).map { stream in
                     var stream = stream
                     return stream.close(summary, at: time)

@@ -33,18 +33,26 @@ struct ClientHandshake {
         user = Self.user(from: head.headers)
     }
 
-    /// The Basic-auth user name, or `cookie:<name>` for a session cookie; never the secret.
+    /// The Basic-auth user name (`basic` when the credentials have no `user:` part), or
+    /// `cookie:<name>` for a session cookie (`cookie` when no cookie has a name); never the secret.
     static func user(from headers: HTTPHeaders) -> String? {
         if let authorization = headers.first(name: "Authorization"), authorization.lowercased().hasPrefix("basic "),
            let data = Data(base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
            let decoded = String(data: data, encoding: .utf8) {
-            return String(decoded.prefix { $0 != ":" })
+            // Without the user:password colon the whole credential would be shown: say only the scheme.
+            guard let colon = decoded.firstIndex(of: ":") else { return "basic" }
+            return String(decoded[..<colon])
         }
         if let cookie = headers.first(name: "Cookie") {
-            let names = cookie.split(separator: ";").compactMap { $0.split(separator: "=").first?.trimmingCharacters(in: .whitespaces) }
+            // A name only where there is one: a nameless cookie is all value (RFC 6265 §5.2).
+            let names = cookie.split(separator: ";").compactMap { part -> String? in
+                guard let equals = part.firstIndex(of: "=") else { return nil }
+                return part[..<equals].trimmingCharacters(in: .whitespaces)
+            }
             if let session = names.first(where: { $0.lowercased().contains("session") }) ?? names.first {
                 return "cookie:" + session
             }
+            return "cookie"
         }
         if headers.first(name: "Authorization") != nil { return "bearer" }
         return nil

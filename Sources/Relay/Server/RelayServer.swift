@@ -134,12 +134,17 @@ public final class RelayServer: Sendable {
     private static func recorders(for configuration: RelayConfiguration, logger: Logger) -> [any RelayObserver] {
         var recorders: [any RelayObserver] = []
         if let directory = configuration.captureDirectory {
-            recorders.append(CaptureObserver(options: .init(directory: directory, maxFileBytes: configuration.captureMaxFileBytes,
-                                                            overflow: configuration.captureOverflow),
-                                             logger: logger))
+            var options = CaptureObserver.Options(directory: directory, maxFileBytes: configuration.captureMaxFileBytes,
+                                                  overflow: configuration.captureOverflow)
+            options.redactsSecrets = !configuration.captureSecrets
+            recorders.append(CaptureObserver(options: options, logger: logger))
         }
         if let path = configuration.pcapPath {
-            recorders.append(PcapObserver(path: path, relayPort: configuration.listenPort, logger: logger))
+            recorders.append(PcapObserver(path: path, relayPort: configuration.listenPort, logger: logger,
+                                          redactsSecrets: !configuration.captureSecrets))
+        }
+        if configuration.captureSecrets, configuration.captureDirectory != nil || configuration.pcapPath != nil {
+            logger.warning("--capture-secrets: capture files and the pcap hold secret BLIP property values (Authorization, Cookie, tokens, passwords) as sent; handshake headers stay redacted")
         }
         return recorders
     }

@@ -34,6 +34,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Also record every relayed session into a capture file (.blipcap) in this directory.")
     var capture: String?
 
+    @Flag(help: "With --capture: keep secret BLIP property values in the capture files as sent (masked by default).")
+    var captureSecrets = false
+
     @Option(help: "Fail if the demo has not finished after this many seconds.")
     var timeout = 60
 
@@ -56,7 +59,7 @@ struct DemoCommand: AsyncParsableCommand {
             }
         }
         let scenario = DemoScenario(seedFile: docs, sink: sink, logLevel: logLevel, logFormat: logFormat,
-                                    captureDirectory: capture, narrate: narrate)
+                                    captureDirectory: capture, captureSecrets: captureSecrets, narrate: narrate)
         let progress = DemoProgress()
         do {
             let report = try await Self.withDeadline(seconds: timeout, progress: progress) {

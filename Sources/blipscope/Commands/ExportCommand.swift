@@ -13,6 +13,9 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "The pcap file to write (replaced if it exists).")
     var pcap: String
 
+    @Flag(help: "Keep secrets as the input has them: upgrade headers (Authorization, Cookie …) and BLIP property values (Authorization, Cookie, token, password …). By default they are redacted, the frames re-encoded so Wireshark still decodes them.")
+    var captureSecrets = false
+
     func run() throws {
         let connections: [CapturedConnection]
         do {
@@ -31,8 +34,18 @@ struct ExportCommand: ParsableCommand {
         } catch {
             throw ValidationError("cannot read \(session): \(error)")
         }
+        var exported = connections
+        if captureSecrets {
+            FileHandleOutput.standardError("warning: --capture-secrets: \(pcap) holds the secrets the input has (headers and BLIP property values)")
+        } else {
+            exported = connections.map { connection in
+                let (redacted, notes) = connection.redactingSecrets()
+                for note in notes { print("# \(note)") }
+                return redacted
+            }
+        }
         let exporter = try PcapExporter(path: pcap)
-        try exporter.export(connections)
+        try exporter.export(exported)
         exporter.close()
         let streams = connections.filter { $0.request != nil }.count
         print("# wrote \(exporter.packetsWritten) packets, \(streams) TCP streams, to \(pcap)")

@@ -96,6 +96,9 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: "Write every session's client leg (plaintext, with the HTTP upgrade) into this pcap file for Wireshark.")
     var pcap: String?
 
+    @Flag(help: "Keep secret BLIP property values (Authorization, Cookie, token, password …) in --capture files and the --pcap as sent; by default they are masked inside the frames. Handshake headers stay redacted.")
+    var captureSecrets = false
+
     @Option(help: "Deny every request with this Profile, either way (repeatable): the relay answers HTTP 403 itself and re-encodes the session from then on.")
     var denyProfile: [String] = []
 
@@ -184,6 +187,7 @@ struct RelayCommand: AsyncParsableCommand {
         configuration.captureMaxFileBytes = captureMaxFileMb.map { $0 << 20 }
         configuration.captureOverflow = overflow
         configuration.pcapPath = pcap
+        configuration.captureSecrets = captureSecrets
     }
 
     /// Loads `--policy`; a bad file ends the command before anything listens.

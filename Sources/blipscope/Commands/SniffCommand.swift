@@ -26,6 +26,9 @@ struct SniffCommand: ParsableCommand {
     @Option(help: "A directory to write one capture file per connection into (sniff-<time>-<n>-1.blipcap).")
     var capture: String?
 
+    @Flag(help: "With --capture: keep secret BLIP property values (Authorization, Cookie, token, password …) in the capture files as seen. By default they are masked inside the frames (frames of a connection joined mid-session cannot be checked and are left out).")
+    var captureSecrets = false
+
     @Option(help: "Stop after this many seconds (default: until SIGINT/SIGTERM).")
     var duration: Double?
 
@@ -37,6 +40,10 @@ struct SniffCommand: ParsableCommand {
         FileHandleOutput.standardError("blipscope sniff capturing on \(interface) (\(filter)); Ctrl-C to stop")
         var configuration = Sniffer.Configuration(serverPort: port)
         configuration.includeAcks = acks
+        configuration.redactsSecrets = !captureSecrets
+        if captureSecrets, capture != nil {
+            FileHandleOutput.standardError("warning: --capture-secrets: capture files hold secret BLIP property values as seen")
+        }
         let sniffer = Sniffer(configuration: configuration)
         let stop = StopFlag()
         let signals = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in

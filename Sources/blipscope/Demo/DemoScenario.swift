@@ -19,6 +19,8 @@ struct DemoScenario {
     var logFormat: RelayConfiguration.LogFormat = .text
     /// Also record every session into capture files (``RelayConfiguration/captureDirectory``).
     var captureDirectory: String?
+    /// Keep secret property values in those captures (``RelayConfiguration/captureSecrets``).
+    var captureSecrets = false
     /// Prints a step heading, in order with the relay's log lines.
     var narrate: @Sendable (String) -> Void
 
@@ -62,6 +64,7 @@ struct DemoScenario {
         relayConfiguration.listenPort = 0
         relayConfiguration.logFormat = logFormat
         relayConfiguration.captureDirectory = captureDirectory
+        relayConfiguration.captureSecrets = captureSecrets
         let capturesBefore = Self.captureFiles(in: captureDirectory)
         let tally = SessionTally()
         let sink = self.sink, level = logLevel
