@@ -17,9 +17,12 @@ struct VersionClock: Sendable {
 
     /// The next timestamp: the wall clock with the counter bits cleared, or one past the last
     /// one given when the wall clock has not moved on.
-    mutating func now(wall: UInt64 = UInt64(Date().timeIntervalSince1970 * 1_000_000_000)) -> UInt64 {
+    /// Never at or before `seen` either (the latest time of the vector being succeeded), as a
+    /// hybrid clock moves past the times it has seen.
+    mutating func now(wall: UInt64 = UInt64(Date().timeIntervalSince1970 * 1_000_000_000), seen: UInt64 = 0) -> UInt64 {
         var time = wall & ~0xFFFF
-        if time <= last { time = last + 1 }
+        let floor = max(last, seen)
+        if time <= floor { time = floor + 1 }
         last = time
         return time
     }
@@ -30,7 +33,8 @@ struct VersionClock: Sendable {
     /// the history (LiteCore `VersionVector::addNewVersion`); a rev-tree parent enters as its
     /// legacy version (`VectorRecord.cc`), so LiteCore 4 sees the edit descend from it.
     mutating func nextVersion(revID: String, after previous: VersionVector?, previousRevID: String?) -> StoredVersion {
-        let current = Version(timestamp: now(), sourceID: Substring(sourceID))
+        let current = Version(timestamp: now(seen: previous?.versions.map(\.timestamp).max() ?? 0),
+                              sourceID: Substring(sourceID))
         var past: [Version] = []
         if let previous {
             past = previous.versions.filter { $0.sourceID != Substring(sourceID) }
