@@ -16,17 +16,30 @@ import Testing
         }
     }
 
+    @Test func liteCore4GetsCBMobile4() async throws {
+        try await withGateway { gateway in
+            // What a LiteCore 4 database with version vectors offers when it pushes.
+            let outcome = try await gateway.dial(subprotocols: ["BLIP_3+CBMobile_4"])
+            let connection = try #require(outcome.connection)
+            #expect(connection.subprotocol == "BLIP_3+CBMobile_4")
+            try await connection.close()
+            let both = try #require(try await gateway.dial(subprotocols: ["BLIP_3+CBMobile_4", "BLIP_3+CBMobile_3"]).connection)
+            #expect(both.subprotocol == "BLIP_3+CBMobile_4")
+            try await both.close()
+        }
+    }
+
     @Test func noCommonSubprotocolIsRefusedWith500() async throws {
         try await withGateway { gateway in
-            let outcome = try await gateway.dial(subprotocols: ["BLIP_3+CBMobile_4"])
+            let outcome = try await gateway.dial(subprotocols: ["BLIP_3+CBMobile_5"])
             guard case .refused(let status, _, let body) = outcome else {
                 Issue.record("expected a refusal")
                 return
             }
             #expect(status == .internalServerError)
-            #expect(body == "I only speak BLIP_3+CBMobile_3,BLIP_3+CBMobile_2 protocols")
+            #expect(body == "I only speak BLIP_3+CBMobile_4,BLIP_3+CBMobile_3,BLIP_3+CBMobile_2 protocols")
             let replicator = gateway.replicator(.pull, into: GatewayDatabase(name: "l")) {
-                $0.subprotocols = ["BLIP_3+CBMobile_4"]
+                $0.subprotocols = ["BLIP_3+CBMobile_5"]
             }
             await #expect(throws: GatewayError.self) { _ = try await replicator.run() }
         }

@@ -16,6 +16,9 @@ final class ChangesFeed: @unchecked Sendable {
         var continuous: Bool
         var batch: Int
         var filter: ChangesFilter
+        /// A version-vector pull (`versioning=version-vectors` on CBMobile_4): entries and revs
+        /// name revisions by their versions where they have them (replication-protocol §4).
+        var versions = false
     }
 
     private let database: GatewayDatabase
@@ -87,7 +90,7 @@ final class ChangesFeed: @unchecked Sendable {
 
     private func send(_ entries: [ChangeEntry]) {
         unanswered += 1
-        peer.sendRequest(changesRequest(RevisionSender.changesBody(entries))).whenComplete { [self] result in
+        peer.sendRequest(changesRequest(RevisionSender.changesBody(entries, versions: subscription.versions))).whenComplete { [self] result in
             unanswered -= 1
             if case .success(let reply) = result, reply.type != .error {
                 sendWanted(entries, reply: reply)
@@ -108,9 +111,11 @@ final class ChangesFeed: @unchecked Sendable {
                                                         knownAncestors: known, maxHistory: maxHistory) {
                 var outgoing = revision
                 outgoing.sequence = entry.sequence
-                _ = peer.sendRequest(RevisionSender.revMessage(docID: entry.docID, outgoing, collectionIndex: collectionIndex))
+                _ = peer.sendRequest(RevisionSender.revMessage(docID: entry.docID, outgoing, collectionIndex: collectionIndex,
+                                                               versions: subscription.versions))
             } else {
-                _ = peer.sendRequest(RevisionSender.noRevMessage(docID: entry.docID, revID: entry.revID,
+                let named = subscription.versions ? entry.version ?? entry.revID : entry.revID
+                _ = peer.sendRequest(RevisionSender.noRevMessage(docID: entry.docID, revID: named,
                                                                  sequence: entry.sequence, collectionIndex: collectionIndex))
             }
         }

@@ -4,13 +4,14 @@ import Replication
 
 extension PassiveSession {
     /// subChanges (replication-protocol §3; Connected Client §3.4): replies at once, then starts a
-    /// ``ChangesFeed`` for the collection, replacing any earlier one. Only rev-trees versioning
-    /// and the `sync_gateway/bychannel` filter are supported; other requests get an error (and,
-    /// for versioning, the connection closes, as §3 requires).
+    /// ``ChangesFeed`` for the collection, replacing any earlier one. `version-vectors` needs
+    /// CBMobile_4 (a feed that names versions, §4); only the `sync_gateway/bychannel` filter is
+    /// supported; other requests get an error (and, for versioning, the connection closes, as §3
+    /// requires).
     func subChanges(_ request: BLIPMessage, _ sub: SubChangesRequest, collection: CollectionPath,
                     index: Int?) throws(GatewayError) {
-        if let versioning = sub.versioning, versioning != .revTrees {
-            peer.answer(request, error: .badRequest("this peer only supports rev-trees versioning"))
+        if sub.versioning == .versionVectors, protocolVersion < 4 {
+            peer.answer(request, error: .badRequest("version-vectors versioning needs BLIP_3+CBMobile_4"))
             peer.close(code: 1000, reason: "unsupported versioning")
             return
         }
@@ -37,19 +38,22 @@ extension PassiveSession {
         let feed = ChangesFeed(database: database, collection: collection, collectionIndex: index, peer: peer,
                                eventLoop: eventLoop, limits: limits,
                                subscription: .init(since: since, continuous: sub.continuous, batch: max(batch, 1),
-                                                   filter: filter))
+                                                   filter: filter, versions: sub.versioning == .versionVectors))
         feeds[key] = feed
         peer.answer(request)
         feed.start()
     }
 
-    /// getRev (Connected Client §3.1): the current revision, 304 when it equals `ifNotRev`,
-    /// 404 when the document does not exist.
+    /// getRev (Connected Client §3.1): the current revision (by its version on CBMobile_4, when
+    /// it has one), 304 when it equals `ifNotRev`, 404 when the document does not exist.
     func getRev(_ request: BLIPMessage, _ get: GetRevRequest) throws(GatewayError) {
         guard let docID = get.docID else { throw .badRequest("getRev lacks the id property") }
         guard let document = database.document(docID) else { throw .notFound("missing") }
-        if let ifNotRev = get.ifNotRev, ifNotRev == document.currentRevID { throw .notModified("Not Modified") }
-        var properties: Properties = ["rev": document.currentRevID]
+        let current = protocolVersion >= 4 ? document.versionOrRevID : document.currentRevID
+        if let ifNotRev = get.ifNotRev, ifNotRev == current || ifNotRev == document.currentRevID {
+            throw .notModified("Not Modified")
+        }
+        var properties: Properties = ["rev": current]
         if document.isDeleted { properties["deleted"] = "true" }
         peer.answer(request, properties: properties, body: document.body)
     }

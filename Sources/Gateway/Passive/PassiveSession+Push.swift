@@ -19,14 +19,16 @@ extension PassiveSession {
     /// proposeChanges (§3): 0 send it, 304 already here, 409 conflict; trailing zeros dropped. With
     /// `conflictIncludesRev=true` (what LiteCore sends; Sync Gateway reads it as exactly `true`) a
     /// conflict is `{"status":409,"rev":<current>}`, so the client can re-propose on that ancestor.
+    ///
+    /// A version-vector entry (LiteCore 4: `[docID, "cv; pv…", serverVersion?, bodySize?]`) is
+    /// decided on versions, as Sync Gateway 4 does, and a conflict names the current version.
     func proposeChanges(_ request: BLIPMessage, _ propose: ProposeChangesRequest, collection: CollectionPath) {
         let includesRev = request.properties["conflictIncludesRev"] == "true"
         var answers: [JSONValue] = propose.entries.map { entry in
-            let status = database.proposedChangeStatus(docID: entry.docID, revID: entry.revID,
-                                                       serverRevID: entry.serverRevID, in: collection)
-            guard status == 409, includesRev,
-                  let current = database.document(entry.docID, in: collection)?.currentRevID else {
-                return .number(String(status))
+            let answer = database.proposal(docID: entry.docID, revID: entry.revID, vector: entry.vector,
+                                           serverRevID: entry.serverRevID, in: collection)
+            guard answer.status == 409, includesRev, let current = answer.current else {
+                return .number(String(answer.status))
             }
             return .object(["status": .number("409"), "rev": .string(current)])
         }

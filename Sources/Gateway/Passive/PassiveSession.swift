@@ -5,6 +5,8 @@ import Replication
 
 /// The passive peer's side of one connection (the role Sync Gateway plays): answers every
 /// request of the replication protocol and Connected Client from one ``GatewayDatabase``.
+/// On CBMobile_4 it also takes and serves version vectors (replication-protocol §4), deciding
+/// by the shape of each revision ID, so rev-tree documents keep replicating there too.
 ///
 /// Requests are typed with the Replication module's views; a malformed one gets the ERR reply
 /// Sync Gateway would send (`HTTP` domain, 400/404/409…, wire-format reference §6) and the
@@ -19,11 +21,14 @@ final class PassiveSession: @unchecked Sendable {
     let conflictFree: Bool
     let user: String?
     let logger: Logger
+    /// N of the negotiated `BLIP_3+CBMobile_N`: 4 admits version-vector pulls (§4).
+    let protocolVersion: Int
     var mode = CollectionMode.undecided
     var feeds: [Int: ChangesFeed] = [:]
 
     init(database: GatewayDatabase, peer: BLIPPeer, eventLoop: EventLoop, limits: GatewayLimits,
-         conflictFree: Bool, user: String?, logger: Logger) {
+         conflictFree: Bool, user: String?, logger: Logger, protocolVersion: Int = 3) {
+        self.protocolVersion = protocolVersion
         self.database = database
         self.peer = peer
         self.eventLoop = eventLoop
@@ -55,7 +60,7 @@ final class PassiveSession: @unchecked Sendable {
 
     private var context: MessageContext {
         if case .aware(let paths) = mode {
-            return MessageContext(versioning: .revTrees, collections: paths.map { $0 ?? GatewayDatabase.defaultCollection },
+            return MessageContext(versioning: protocolVersion >= 4 ? nil : .revTrees, collections: paths.map { $0 ?? GatewayDatabase.defaultCollection },
                                   maxJSONBodyBytes: limits.maxDocumentSize)
         }
         return MessageContext(maxJSONBodyBytes: limits.maxDocumentSize)

@@ -21,25 +21,31 @@ struct RevisionReceiver {
         guard request.body.readableBytes <= limits.maxDocumentSize else {
             throw .tooLarge("document \(docID)", size: request.body.readableBytes, limit: limits.maxDocumentSize)
         }
-        let history = (rev.history ?? "").split(separator: ",").map { String($0.drop { $0 == " " || $0 == "\t" }) }
-            .filter { !$0.isEmpty }
         let body = request.body.readableBytes == 0 ? ByteBuffer(string: "{}") : request.body
         // Sync Gateway refuses a body that is not a JSON object; stored bytes must stay JSON.
         guard try JSONValue.parse(body, what: "\(rev.profile) body").objectValue != nil else {
             throw .badRequest("\(rev.profile) body must be a JSON object")
         }
+        if case .success(.version) = RevID.parse(revID) {
+            // A version-vector revision (§4): `history` is the rest of its vector, kept as sent.
+            let revision = IncomingRevision(docID: docID, revID: revID, deleted: rev.deleted, body: body,
+                                            versionHistory: rev.history ?? "")
+            guard revision.vector != nil else {
+                throw .badRequest("\(rev.profile) \(docID): \(revID) with history \"\(rev.history ?? "")\" is not a version vector")
+            }
+            return revision
+        }
+        let history = (rev.history ?? "").split(separator: ",").map { String($0.drop { $0 == " " || $0 == "\t" }) }
+            .filter { !$0.isEmpty }
         return IncomingRevision(docID: docID, revID: revID, history: history, deleted: rev.deleted, body: body)
     }
 
     /// Fetches or verifies the attachments `rev` names, then inserts `revision`.
     func receive(_ revision: IncomingRevision, attachments: [AttachmentReference], collection: CollectionPath,
                  collectionIndex: Int?, noConflicts: Bool) -> EventLoopFuture<InsertOutcome> {
-        if noConflicts, let existing = database.document(revision.docID, in: collection),
-           !existing.revisionIDs.contains(revision.revID), !existing.isDeleted || !revision.history.isEmpty,
-           !revision.history.contains(existing.currentRevID) {
+        if let conflict = database.conflict(for: revision, in: collection, noConflicts: noConflicts) {
             // Refuse before fetching attachments for a revision that cannot be added.
-            return eventLoop.makeFailedFuture(GatewayError.conflict(
-                "Document revision conflict: \(revision.revID) does not descend from \(existing.currentRevID)"))
+            return eventLoop.makeFailedFuture(GatewayError.conflict(conflict))
         }
         var digests: [String] = []
         for reference in attachments where !digests.contains(reference.digest) { digests.append(reference.digest) }

@@ -16,8 +16,10 @@ public struct GatewayConfiguration: Sendable {
     public var users: [String: String] = [:]
     /// The realm of the `WWW-Authenticate` challenge sent with 401.
     public var realm = "Couchbase Sync Gateway"
-    /// Sub-protocols spoken, newest first (wire-format reference §1.2); the client's order decides.
-    public var subprotocols = ["BLIP_3+CBMobile_3", "BLIP_3+CBMobile_2"]
+    /// Sub-protocols spoken, newest first (wire-format reference §1.2). As Sync Gateway (go-blip)
+    /// chooses, the first of the client's list that is spoken here wins; LiteCore and Sync Gateway
+    /// list their newest first, so they get the newest both speak. CBMobile_4 adds version vectors.
+    public var subprotocols = ["BLIP_3+CBMobile_4", "BLIP_3+CBMobile_3", "BLIP_3+CBMobile_2"]
     /// Conflict-free mode, as modern Sync Gateway runs: `changes` gets 409 so clients use
     /// proposeChanges, and every incoming rev is checked as if `noconflicts` were set.
     public var conflictFree = true

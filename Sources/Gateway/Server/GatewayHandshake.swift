@@ -45,6 +45,12 @@ struct GatewayHandshake: Equatable {
         return .accept(GatewayHandshake(database: name, user: user), choice)
     }
 
+    /// N of `BLIP_3+CBMobile_N` (3 when absent or unreadable).
+    static func protocolVersion(of subprotocol: String?) -> Int {
+        guard let subprotocol, let range = subprotocol.range(of: "+CBMobile_") else { return 3 }
+        return Int(subprotocol[range.upperBound...]) ?? 3
+    }
+
     /// `Authorization: Basic base64(user:password)`.
     static func basicCredentials(_ headers: HTTPHeaders) -> (user: String, password: String)? {
         guard let value = headers.first(name: "Authorization"), value.lowercased().hasPrefix("basic "),

@@ -68,7 +68,8 @@ public final class GatewayServer: Sendable {
         if let user = handshake.user { logger[metadataKey: "user"] = "\(user)" }
         let session = PassiveSession(database: database, peer: handler, eventLoop: connection.channel.eventLoop,
                                      limits: configuration.limits, conflictFree: configuration.conflictFree,
-                                     user: handshake.user, logger: logger)
+                                     user: handshake.user, logger: logger,
+                                     protocolVersion: GatewayHandshake.protocolVersion(of: connection.subprotocol))
         let id = registry.add(session, handler: handler, connection: connection)
         logger.debug("connection \(id) opened with \(connection.subprotocol ?? "no sub-protocol")")
         connection.closed.whenComplete { _ in

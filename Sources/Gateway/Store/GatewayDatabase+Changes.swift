@@ -8,6 +8,8 @@ public struct ChangeEntry: Sendable, Equatable {
     public var revID: String
     public var deleted: Bool
     public var bodySize: Int
+    /// The current version, when the revision has one: what a version-vector feed names.
+    public var version: String?
 }
 
 /// Which changes a subscription wants: subChanges' `sync_gateway/bychannel` channels, body
@@ -33,6 +35,8 @@ struct OutgoingRevision: Sendable {
     var sequence: UInt64
     /// Ancestors to send, parent first, trimmed at the peer's known ancestor and `maxHistory`.
     var history: [String]
+    /// The revision's version, when it has one (sent instead to a version-vector peer).
+    var version: StoredVersion?
 }
 
 extension GatewayDatabase {
@@ -59,7 +63,8 @@ extension GatewayDatabase {
                 guard let document = store.documents[docID], document.sequence == sequence,
                       filter.admits(document) else { continue }
                 entries.append(ChangeEntry(sequence: sequence, docID: docID, revID: document.currentRevID,
-                                           deleted: document.isDeleted, bodySize: document.body.readableBytes))
+                                           deleted: document.isDeleted, bodySize: document.body.readableBytes,
+                                           version: document.currentVersion?.current))
             }
             return (entries, through)
         }
@@ -71,6 +76,10 @@ extension GatewayDatabase {
     func knownAncestors(of docID: String, revID: String, in collection: CollectionPath, limit: Int = 20) -> [String]? {
         withState { state in
             guard let document = state.stores[collection]?.documents[docID] else { return [] }
+            if let version = try? Version.parse(Substring(revID)).get() {
+                // A version-vector peer's entry (§4): the versions held here, as LiteCore 4 answers.
+                return document.knows(version) ? nil : [document.versionOrRevID]
+            }
             if document.tree.contains(revID) { return nil }
             let generation = StoredRevision.generation(of: revID)
             let candidates = document.tree.leaves.compactMap { document.tree[$0] }.filter { $0.generation < generation }
@@ -82,6 +91,28 @@ extension GatewayDatabase {
     /// 409 when the document exists and `serverRevID` is not its current revision. A tombstone
     /// may be built on without naming it, as Sync Gateway allows.
     func proposedChangeStatus(docID: String, revID: String, serverRevID: String?, in collection: CollectionPath) -> Int {
+        proposal(docID: docID, revID: revID, vector: nil, serverRevID: serverRevID, in: collection).status
+    }
+
+    /// proposeChanges' answer for one entry and, for a conflict, the revision to name: a
+    /// version-vector entry (a `vector`, or a `revID` that is a version) is decided by
+    /// ``GatewayDocument/proposal(of:serverRevID:)``; a rev-tree one as
+    /// ``proposedChangeStatus(docID:revID:serverRevID:in:)`` says.
+    func proposal(docID: String, revID: String, vector: String?, serverRevID: String?,
+                  in collection: CollectionPath) -> (status: Int, current: String?) {
+        let parsed: VersionVector?
+        if let vector { parsed = try? VersionVector.parse(vector, omitsCurrent: false).get() }
+        else if let version = try? Version.parse(Substring(revID)).get() { parsed = VersionVector(current: version) }
+        else { parsed = nil }
+        guard let parsed else {
+            let status = treeProposalStatus(docID: docID, revID: revID, serverRevID: serverRevID, in: collection)
+            return (status, status == 409 ? document(docID, in: collection)?.currentRevID : nil)
+        }
+        guard let document = document(docID, in: collection) else { return (0, nil) }
+        return document.proposal(of: parsed, serverRevID: serverRevID)
+    }
+
+    private func treeProposalStatus(docID: String, revID: String, serverRevID: String?, in collection: CollectionPath) -> Int {
         withState { state in
             guard let document = state.stores[collection]?.documents[docID] else { return 0 }
             if document.tree.contains(revID) { return 304 }
@@ -99,7 +130,8 @@ extension GatewayDatabase {
                   let revision = document.tree[revID], let body = revision.body else { return nil }
             let history = document.tree.ancestry(of: revID, limit: max(maxHistory, 1), stopAt: Set(knownAncestors))
             return OutgoingRevision(revID: revID, deleted: revision.deleted, body: body,
-                                    sequence: document.sequence, history: history)
+                                    sequence: document.sequence, history: history,
+                                    version: document.version.flatMap { $0.revID == revID ? $0 : nil })
         }
     }
 }

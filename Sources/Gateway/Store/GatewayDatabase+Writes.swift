@@ -10,13 +10,25 @@ public struct IncomingRevision: Sendable, Equatable {
     public var deleted: Bool
     /// The body exactly as received; stored and sent on unchanged.
     public var body: ByteBuffer
+    /// Set for a version-vector revision (replication-protocol §4): `revID` is then its current
+    /// version, this the rest of its vector as the `history` property carried it (`pv1, pv2` or
+    /// `mv1, mv2; pv…`, possibly empty), and `history` is unused.
+    public var versionHistory: String?
 
-    public init(docID: String, revID: String, history: [String] = [], deleted: Bool = false, body: ByteBuffer) {
+    public init(docID: String, revID: String, history: [String] = [], deleted: Bool = false, body: ByteBuffer,
+                versionHistory: String? = nil) {
         self.docID = docID
         self.revID = revID
         self.history = history
         self.deleted = deleted
         self.body = body
+        self.versionHistory = versionHistory
+    }
+
+    /// The whole vector of a version-vector revision; nil for a rev-tree one or bad text.
+    var vector: VersionVector? {
+        guard let versionHistory else { return nil }
+        return StoredVersion(revID: "", current: revID, history: versionHistory).vector
     }
 }
 
@@ -49,6 +61,7 @@ extension GatewayDatabase {
                        noConflicts: Bool = false) throws(GatewayError) -> InsertOutcome {
         try write { state throws(GatewayError) in
             let existing = try Self.store(&state, collection).documents[revision.docID]
+            if revision.versionHistory != nil { return try Self.insertVersion(revision, existing: existing, &state, collection) }
             if let existing, existing.tree.contains(revision.revID) { return .alreadyKnown }
             if noConflicts, let existing, !existing.isDeleted || !revision.history.isEmpty,
                !revision.history.contains(existing.currentRevID) {
@@ -58,6 +71,47 @@ extension GatewayDatabase {
                                        history: revision.history, deleted: revision.deleted, body: revision.body)
             return .added(sequence: sequence)
         }
+    }
+
+    /// Why `revision` cannot be added with `noConflicts` (a version-vector revision always is
+    /// checked so), or nil when it can: lets a receiver refuse before fetching attachments.
+    func conflict(for revision: IncomingRevision, in collection: CollectionPath, noConflicts: Bool) -> String? {
+        guard let existing = document(revision.docID, in: collection) else { return nil }
+        if revision.versionHistory != nil {
+            guard let vector = revision.vector else { return nil }
+            guard existing.arrival(of: vector) == .conflicts else { return nil }
+            return "Document revision conflict: \(revision.revID) does not descend from \(existing.versionOrRevID)"
+        }
+        guard noConflicts, !existing.revisionIDs.contains(revision.revID), !existing.isDeleted || !revision.history.isEmpty,
+              !revision.history.contains(existing.currentRevID) else { return nil }
+        return "Document revision conflict: \(revision.revID) does not descend from \(existing.currentRevID)"
+    }
+
+    /// A version-vector revision: known when its version (or a later one) is current; added on
+    /// top of the current revision when its vector succeeds it, under a rev-tree ID derived as
+    /// for a local edit so rev-tree peers see it too; a conflict (409) otherwise, whatever
+    /// `noConflicts` says, since a vector cannot branch a revision tree.
+    private static func insertVersion(_ revision: IncomingRevision, existing: GatewayDocument?, _ state: inout State,
+                                      _ collection: CollectionPath) throws(GatewayError) -> InsertOutcome {
+        guard let vector = revision.vector else {
+            throw .badRequest("\(revision.revID) with history \"\(revision.versionHistory ?? "")\" is not a version vector")
+        }
+        if let existing {
+            switch existing.arrival(of: vector) {
+            case .known: return .alreadyKnown
+            case .conflicts:
+                throw .conflict("Document revision conflict: \(revision.revID) does not descend from the current version \(existing.versionOrRevID) of \(revision.docID)")
+            case .succeeds: break
+            }
+        }
+        let parent = existing?.currentRevID
+        let revID = RevisionDigest.revID(parent: parent, deleted: revision.deleted, body: revision.body)
+        if existing?.tree.contains(revID) == true { return .alreadyKnown }
+        let history = existing.map { [$0.currentRevID] + $0.history } ?? []
+        let version = StoredVersion(revID: revID, current: revision.revID, history: revision.versionHistory ?? "")
+        let sequence = commit(&state, collection, docID: revision.docID, revID: revID, history: history,
+                              deleted: revision.deleted, body: revision.body, version: version)
+        return .added(sequence: sequence)
     }
 
     /// A local edit: a new revision of `docID` with `body` (and `attachments`, stored by digest
@@ -104,18 +158,24 @@ extension GatewayDatabase {
             let parent = existing?.currentRevID
             let revID = RevisionDigest.revID(parent: parent, deleted: deleted, body: body)
             let history = existing.map { [$0.currentRevID] + $0.history } ?? []
-            _ = Self.commit(&state, collection, docID: docID, revID: revID, history: history, deleted: deleted, body: body)
+            let version = state.clock.nextVersion(revID: revID, after: existing?.currentVersion?.vector,
+                                                  previousRevID: existing?.currentRevID)
+            _ = Self.commit(&state, collection, docID: docID, revID: revID, history: history, deleted: deleted, body: body,
+                            version: version)
             return revID
         }
     }
 
     /// Adds a revision under the next sequence and updates the document's channels.
+    /// `version` becomes the document's when the revision becomes current (nil then marks a
+    /// rev-tree revision with no version).
     static func commit(_ state: inout State, _ collection: CollectionPath, docID: String, revID: String,
-                       history: [String], deleted: Bool, body: ByteBuffer) -> UInt64 {
+                       history: [String], deleted: Bool, body: ByteBuffer, version: StoredVersion? = nil) -> UInt64 {
         state.lastSequence += 1
         let sequence = state.lastSequence
         var document = state.stores[collection]!.documents[docID] ?? GatewayDocument(docID: docID)
         document.tree.insert(revID: revID, history: history, deleted: deleted, body: body, sequence: sequence)
+        if document.currentRevID == revID { document.version = version }
         document.sequence = sequence
         let current = document.current
         if let channels = RevisionDigest.channels(in: current.body) {

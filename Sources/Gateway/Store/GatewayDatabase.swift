@@ -16,8 +16,11 @@ public final class GatewayDatabase: @unchecked Sendable {
     public let name: String
     /// Every collection, the default one first.
     public let collections: [CollectionPath]
-    /// A random identity, used to derive a replicator's checkpoint ID.
-    public let uuid = UUID().uuidString
+    /// A random identity, used to derive a replicator's checkpoint ID and the source ID of
+    /// the versions of local edits.
+    public let uuid: String
+    /// The source ID of the versions this database gives its own edits (``VersionClock``).
+    public let sourceID: String
 
     struct CollectionStore {
         var documents: [String: GatewayDocument] = [:]
@@ -32,15 +35,21 @@ public final class GatewayDatabase: @unchecked Sendable {
         var attachments: [String: ByteBuffer] = [:]
         var observers: [UInt64: @Sendable () -> Void] = [:]
         var nextObserver: UInt64 = 0
+        var clock: VersionClock
     }
 
     private let lock = NSLock()
-    private var state = State()
+    private var state: State
 
     /// A database holding the default collection plus `collections` (`scope.name`; a bare name
     /// is in `_default`).
     public init(name: String, collections: [CollectionPath] = []) {
         self.name = name
+        let identity = UUID()
+        let clock = VersionClock(uuid: identity)
+        uuid = identity.uuidString
+        sourceID = clock.sourceID
+        state = State(clock: clock)
         var all = [Self.defaultCollection]
         for path in collections where !all.contains(path) { all.append(path) }
         self.collections = all

@@ -13,8 +13,22 @@ public struct GatewayDocument: Sendable {
     /// For a replicator's local database: the revision last known to be on the remote peer,
     /// sent as proposeChanges' `serverRevID` (replication-protocol §3 "proposeChanges").
     public internal(set) var remoteRevID: String?
+    /// The version-vector identity of the revision that was current when it was last set; see
+    /// ``currentVersion``.
+    var version: StoredVersion?
 
     init(docID: String) { self.docID = docID }
+
+    /// The current revision's version, when a version-vector peer or a local edit gave it one;
+    /// nil for a revision a rev-tree peer wrote (a legacy revision, as Sync Gateway 4 calls it).
+    public var currentVersion: StoredVersion? {
+        guard let version, version.revID == currentRevID else { return nil }
+        return version
+    }
+
+    /// What a version-vector peer knows the current revision by: its current version, or its
+    /// rev-tree ID when it has none.
+    public var versionOrRevID: String { currentVersion?.current ?? currentRevID }
 
     var current: StoredRevision { tree.winner! }
     public var currentRevID: String { current.revID }

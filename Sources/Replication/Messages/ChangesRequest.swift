@@ -1,14 +1,28 @@
 /// changes: a batch of `[sequence, docID, revID, deleted?, bodySize?]` entries; an empty batch
-/// means the sender has caught up (replication-protocol §3 "changes").
+/// means the sender has caught up (replication-protocol §3 "changes"). In a version-vector
+/// session `revID` is a current version, or (from LiteCore 4) a whole vector.
 public struct ChangesRequest: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
         /// Opaque; any JSON type (§3).
         public var sequence: JSONValue
         public var docID: String
+        /// The revision ID, or for a version vector its current version (what the rev will carry).
         public var revID: String
         public var deleted: Bool
         /// Approximate body size, when the sender knows it.
         public var bodySize: Int?
+        /// The whole version vector when the entry carried one (LiteCore 4 pushing with `changes`).
+        public var vector: String?
+
+        init(sequence: JSONValue, docID: String, revID: String, deleted: Bool, bodySize: Int?) {
+            self.sequence = sequence
+            self.docID = docID
+            let named = VersionVector.currentVersionText(of: revID)
+            self.revID = named ?? revID
+            self.vector = named == nil ? nil : revID
+            self.bodySize = bodySize
+            self.deleted = deleted
+        }
     }
 
     public var collection: Int?
@@ -24,7 +38,7 @@ public struct ChangesRequest: Sendable, Equatable {
         collection = reader.collection()
         if reader.bodyIsScannable, let scanned = Self.scanEntries(reader.body) {
             entries = scanned
-            for entry in entries { _ = reader.checkRevID(entry.revID) }
+            for entry in entries { _ = reader.checkRevID(entry.vector ?? entry.revID) }
             return
         }
         guard let body = reader.jsonBody() else { return }

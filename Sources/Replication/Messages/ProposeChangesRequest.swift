@@ -1,12 +1,26 @@
 /// proposeChanges: `[docID, revID, serverRevID?, bodySize?]` entries sent to a conflict-free
-/// peer (replication-protocol §3 "proposeChanges").
+/// peer (replication-protocol §3 "proposeChanges"); in a version-vector session `revID` may be a
+/// whole vector, whose current version the entry is then known by.
 public struct ProposeChangesRequest: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
         public var docID: String
+        /// The revision ID, or for a version vector its current version (what the rev will carry).
         public var revID: String
         /// The last revision the sender knows the peer has; nil when none (absent or "").
         public var serverRevID: String?
         public var bodySize: Int?
+        /// The whole version vector when the entry carried one: LiteCore 4 proposes
+        /// `[docID, "cv; pv…", serverVersion?, bodySize?]` (docs/litecore-behaviour.md).
+        public var vector: String?
+
+        public init(docID: String, revID: String, serverRevID: String? = nil, bodySize: Int? = nil) {
+            self.docID = docID
+            let named = VersionVector.currentVersionText(of: revID)
+            self.revID = named ?? revID
+            self.vector = named == nil ? nil : revID
+            self.serverRevID = serverRevID.map { VersionVector.currentVersionText(of: $0) ?? $0 }
+            self.bodySize = bodySize
+        }
     }
 
     public var collection: Int?
@@ -17,7 +31,7 @@ public struct ProposeChangesRequest: Sendable, Equatable {
         if reader.bodyIsScannable, let scanned = Self.scanEntries(reader.body) {
             entries = scanned
             for entry in entries {
-                _ = reader.checkRevID(entry.revID)
+                _ = reader.checkRevID(entry.vector ?? entry.revID)
                 if let serverRevID = entry.serverRevID { _ = reader.checkRevID(serverRevID) }
             }
             return

@@ -11,14 +11,25 @@ public enum RevID: Sendable, Hashable, CustomStringConvertible {
     case version(Version)
 
     /// Parses `text` in the syntax `versioning` calls for, or in whichever fits when nil.
+    /// A whole vector (what LiteCore 4 puts in changes and proposeChanges entries) reads as its
+    /// current version. Version-vector sessions carry rev-tree IDs too, for documents last
+    /// written by a rev-tree peer, so `.versionVectors` takes either syntax.
     public static func parse(_ text: String, versioning: Versioning? = nil) -> Result<RevID, ReplicationError> {
+        // A byte search: `String.contains(String)` goes through Foundation and dominated profiles.
+        let isVersion = text.containsByte(UInt8(ascii: "@"))
         switch versioning {
         case .revTrees: return TreeRevID.parse(text).map(RevID.tree)
-        case .versionVectors: return Version.parse(Substring(text)).map(RevID.version)
-        case nil:
-            // A byte search: `String.contains(String)` goes through Foundation and dominated profiles.
-            if text.containsByte(UInt8(ascii: "@")) { return Version.parse(Substring(text)).map(RevID.version) }
-            return TreeRevID.parse(text).map(RevID.tree)
+        case .versionVectors, nil:
+            guard isVersion else { return TreeRevID.parse(text).map(RevID.tree) }
+            if VersionVector.currentVersionText(of: text) != nil {
+                return VersionVector.parse(text, omitsCurrent: false).flatMap { vector in
+                    guard let current = vector.current else {
+                        return .failure(.invalidRevID(text, "the vector has no current version"))
+                    }
+                    return .success(.version(current))
+                }
+            }
+            return Version.parse(Substring(text)).map(RevID.version)
         }
     }
 

@@ -7,6 +7,22 @@ public struct Version: Sendable, Hashable, CustomStringConvertible {
 
     static let sourceIDLength = 22
 
+    /// The source LiteCore 4 names a rev-tree revision by inside a vector (`Version.cc`,
+    /// legacyVersion): 16 fixed bytes that read `Revision+Tree+Encoding` in base64.
+    public static let legacySourceID: Substring = "Revision+Tree+Encoding"
+
+    public init(timestamp: UInt64, sourceID: Substring) {
+        self.timestamp = timestamp
+        self.sourceID = sourceID
+    }
+
+    /// The version LiteCore 4 gives a rev-tree revision when a vector succeeds it: the generation
+    /// in the top 24 bits, the first 40 bits of the digest below (`Version.cc`, legacyVersion).
+    public static func legacy(_ id: TreeRevID) -> Version {
+        let high = UInt64(id.digest.prefix(10), radix: 16) ?? 0
+        return Version(timestamp: (id.generation &<< 40) | high, sourceID: legacySourceID)
+    }
+
     public static func parse(_ text: Substring) -> Result<Version, ReplicationError> {
         guard let at = text.firstIndex(of: "@") else {
             return .failure(.invalidRevID(String(text), "expected hextime@sourceID"))

@@ -8,10 +8,17 @@ struct CBLite: Sendable {
     static let path = ProcessInfo.processInfo.environment["BLIPSCOPE_CBLITE"]
     static var available: Bool { path.map { FileManager.default.isExecutableFile(atPath: $0) } ?? false }
 
+    /// LiteCore 4.0's `cblite` (version vectors, CBMobile_4), from `BLIPSCOPE_CBLITE4`.
+    static let path4 = ProcessInfo.processInfo.environment["BLIPSCOPE_CBLITE4"]
+    static var available4: Bool { path4.map { FileManager.default.isExecutableFile(atPath: $0) } ?? false }
+
     /// A scratch directory for databases, removed by ``cleanUp()``.
     let directory: URL
+    /// The `cblite` binary run.
+    let executable: String
 
-    init() throws {
+    init(executable: String? = CBLite.path) throws {
+        self.executable = executable ?? ""
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-cblite-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
@@ -65,8 +72,8 @@ struct CBLite: Sendable {
         return try process.finish(within: seconds)
     }
 
-    func start(_ arguments: [String]) throws -> Running {
-        try Running(arguments: arguments)
+    func start(_ arguments: [String], input: String? = nil) throws -> Running {
+        try Running(executable: executable, arguments: arguments, input: input)
     }
 
     /// A `cblite` process under way (e.g. a continuous pull).
@@ -76,12 +83,14 @@ struct CBLite: Sendable {
         private let collected = NIOLockedValueBox(Data())
         private let done = DispatchSemaphore(value: 0)
 
-        init(arguments: [String]) throws {
-            process.executableURL = URL(fileURLWithPath: CBLite.path!)
+        /// `input`, when given, is written to the tool's standard input (its interactive shell).
+        init(executable: String, arguments: [String], input: String? = nil) throws {
+            process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
             process.standardOutput = pipe
             process.standardError = pipe
-            process.standardInput = FileHandle.nullDevice
+            let stdin = Pipe()
+            process.standardInput = input == nil ? FileHandle.nullDevice : stdin
             let collected = collected
             pipe.fileHandleForReading.readabilityHandler = { handle in
                 let data = handle.availableData
@@ -89,6 +98,13 @@ struct CBLite: Sendable {
             }
             process.terminationHandler = { [done] _ in done.signal() }
             try process.run()
+            if let input {
+                let handle = stdin.fileHandleForWriting
+                DispatchQueue.global().async {
+                    handle.write(Data(input.utf8))
+                    try? handle.close()
+                }
+            }
         }
 
         var output: String { String(decoding: collected.withLockedValue { $0 }, as: UTF8.self) }

@@ -64,8 +64,9 @@ final class InteropHarness: Sendable {
 
 /// Counts what a real client's sessions through the relay did: decode errors, closes, verdicts,
 /// the `rev`s that reached the client, by document, and the client's answers to them.
+/// It asks for the analysis, so each session summary carries the analyzer's account.
 final class EventCounter: RelayObserver, Sendable {
-    let interests: RelayEventInterests = [.sessions, .messages]
+    let interests: RelayEventInterests = [.sessions, .messages, .analysis]
     private let state = NIOLockedValueBox(State())
 
     struct State {
