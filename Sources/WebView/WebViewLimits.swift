@@ -18,14 +18,16 @@ public struct WebViewLimits: Sendable, Equatable {
     /// A message's properties are kept (copied) up to this size; larger ones are summarized.
     public var maxPropertyBytes = 8 * 1024
     /// Rows one live feed sends per poll and the most a viewer may lag behind: a viewer further
-    /// behind skips ahead and is told how many messages it missed.
-    public var maxViewerBacklog = 2_000
+    /// behind (its connection was slow, or the session runs faster than 2 × this many messages a
+    /// second) skips ahead to the newest and is told how many messages it missed. This is what
+    /// bounds the relay's cost of each viewer whatever the session's rate.
+    public var maxViewerBacklog = 100
     /// Live feeds (Server-Sent Events streams) open at once; more are answered 503.
     public var maxViewers = 32
     /// Messages one JSON page returns at most.
     public var maxPageSize = 5_000
     /// How often a live feed looks for new records, in milliseconds.
-    public var feedIntervalMilliseconds = 250
+    public var feedIntervalMilliseconds = 500
 
     public init() {}
 

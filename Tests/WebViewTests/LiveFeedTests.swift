@@ -90,3 +90,23 @@ struct LiveFeedTests {
         #expect(ServerSentEvent.keepAlive.hasPrefix(":"))
     }
 }
+
+/// Rows are formatted once and shared between viewers; a shared row follows its record.
+@Suite("Shared rows")
+struct SharedRowTests {
+    @Test("a request's row formatted before its reply came shows the reply's link afterwards")
+    func sharedRowFollowsItsPair() throws {
+        let script = SessionScript()
+        script.client(request("getCheckpoint", 1, [("client", "c")]))
+        var first = MessageFeed(recording: script.recording, after: -1)
+        let before = try #require(first.poll(now: 0).first)
+        #expect(before.data.contains("\"i\":0") && before.data.contains("\"l\":-1"))
+        #expect(script.recording.record(seq: 0)?.row != nil, "kept for the next viewer")
+        script.server(reply(1))
+        #expect(script.recording.record(seq: 0)?.row == nil, "its pair changed it")
+        var second = MessageFeed(recording: script.recording, after: -1)
+        let event = try #require(second.poll(now: 0).first)
+        let rows = try #require(try object(event.data)["rows"] as? [[String: Any]])
+        #expect(rows.map { $0["l"] as? Int } == [1, 0])
+    }
+}

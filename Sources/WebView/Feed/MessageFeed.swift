@@ -37,13 +37,22 @@ public struct MessageFeed: Sendable {
         }
         let records = recording.records(from: next, limit: backlog)
         if let last = records.last {
-            var json = JSONText(capacity: 64 + records.count * 160)
-            json.beginObject()
-            json.beginArray("rows")
-            for record in records { WebJSON.row(record, started: recording.started, into: &json) }
-            json.endArray()
-            json.endObject()
-            events.append(ServerSentEvent(event: "messages", data: json.text))
+            // Rows are formatted once, by the first viewer to need them, and shared.
+            var text = "{\"rows\":["
+            var formatted: [(seq: Int, link: Int, json: String)] = []
+            for (index, record) in records.enumerated() {
+                if index > 0 { text += "," }
+                if let row = record.row {
+                    text += row
+                } else {
+                    let row = WebJSON.row(record, started: recording.started)
+                    formatted.append((record.seq, record.link, row))
+                    text += row
+                }
+            }
+            text += "]}"
+            if !formatted.isEmpty { recording.keepRows(formatted) }
+            events.append(ServerSentEvent(event: "messages", data: text))
             next = last.seq + 1
         }
         polls += 1

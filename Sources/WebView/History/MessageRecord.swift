@@ -40,6 +40,9 @@ public struct MessageRecord: Sendable {
     var preview: ByteBuffer?
     /// The relay answered this itself (a mediation policy), it did not come from a peer.
     public var byRelay = false
+    /// The row's JSON once a viewer formatted it, shared by every viewer after it (cleared when
+    /// the row changes: its pair arrived).
+    var row: String?
 
     /// Makes the record of `message`; copies at most `previewBytes` of its body.
     init(seq: Int, time: Double, direction: BLIPDirection, message: BLIPMessage, profile: String?,

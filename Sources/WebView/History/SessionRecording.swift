@@ -116,6 +116,7 @@ public final class SessionRecording: Sendable {
             let capacity = limits.maxMessagesPerSession
             if request >= state.total - state.ring.count, state.ring[request % capacity].seq == request {
                 state.ring[request % capacity].link = record.seq
+                state.ring[request % capacity].row = nil
             }
         default:
             return
@@ -176,6 +177,18 @@ public final class SessionRecording: Sendable {
             next = last.seq + 1
         }
         return result
+    }
+
+    /// Keeps formatted rows for the viewers that ask next (a row whose record changed meanwhile,
+    /// or left the ring, is not kept).
+    func keepRows(_ rows: [(seq: Int, link: Int, json: String)]) {
+        let capacity = limits.maxMessagesPerSession
+        state.withLockedValue { state in
+            for row in rows where row.seq >= state.total - state.ring.count && row.seq < state.total {
+                let slot = row.seq % capacity
+                if state.ring[slot].seq == row.seq && state.ring[slot].link == row.link { state.ring[slot].row = row.json }
+            }
+        }
     }
 
     public func record(seq: Int) -> MessageRecord? { records(from: seq, limit: 1).first.flatMap { $0.seq == seq ? $0 : nil } }
