@@ -51,7 +51,7 @@ struct WebRelay: Sendable {
 }
 
 func withWebRelay(seed: @escaping (GatewayDatabase) throws -> Void = { _ in },
-                  limits: WebViewLimits = .default,
+                  limits: WebViewLimits = .default, token: String? = nil,
                   _ body: @escaping @Sendable (WebRelay) async throws -> Void) async throws {
     try await withGateway(timeout: .seconds(240), seed: seed) { gateway in
         var configuration = RelayConfiguration(upstream: .single(UpstreamURL(secure: false, host: "127.0.0.1",
@@ -65,7 +65,7 @@ func withWebRelay(seed: @escaping (GatewayDatabase) throws -> Void = { _ in },
                                 // The history first: once the recorder has seen an event, the history has it too.
                                 observers: [HistoryObserver(history: history), recorder])
         let address = try await relay.start()
-        let admin = AdminServer(configuration: AdminConfiguration(host: "127.0.0.1", port: 0), group: gateway.group,
+        let admin = AdminServer(configuration: AdminConfiguration(host: "127.0.0.1", port: 0, bearerToken: token), group: gateway.group,
                                 relay: relay, observer: nil,
                                 web: WebAPI(history: history, now: HistoryObserver.now), metricsText: { [] })
         let adminAddress = try await admin.start()
