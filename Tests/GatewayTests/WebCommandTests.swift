@@ -1,4 +1,5 @@
 import BLIPTestSupport
+import Gateway
 import Foundation
 import NIOPosix
 import Testing
@@ -35,6 +36,25 @@ import Testing
             #expect(bare == 401 && wrong == 401)
             #expect(page == 200 && api == 200)
             #expect(metrics == 401, "only the web view's paths take the token in the query")
+        }
+    }
+
+    @Test func theSessionsCaptureCanBeDownloadedFromThePage() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-web-capture-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: directory)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withWebRelay(seed: ReplicatorTests.seedGateway, captureDirectory: directory) { web in
+            let local = GatewayDatabase(name: "local")
+            _ = try await web.relayed.replicator(.pull, into: local).run()
+            await web.relayed.recorder.waitForClosedSessions(1)
+            let id = try #require(web.history.recordings().first?.description.id)
+            let download = try await StreamedGet.start(port: web.adminPort, path: "/api/sessions/\(id)/capture.blipcap",
+                                                       group: web.relayed.gateway.group)
+            let text = try await download.until { $0.contains("\r\n\r\n") }
+            #expect(text.hasPrefix("HTTP/1.1 200"))
+            #expect(text.contains("filename=\"session-\(id).blipcap\""))
+            download.close()
+            #expect(try await web.get("/api/sessions/999/capture.blipcap").status == 404)
         }
     }
 }

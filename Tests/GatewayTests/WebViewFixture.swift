@@ -51,12 +51,13 @@ struct WebRelay: Sendable {
 }
 
 func withWebRelay(seed: @escaping (GatewayDatabase) throws -> Void = { _ in },
-                  limits: WebViewLimits = .default, token: String? = nil,
+                  limits: WebViewLimits = .default, token: String? = nil, captureDirectory: String? = nil,
                   _ body: @escaping @Sendable (WebRelay) async throws -> Void) async throws {
     try await withGateway(timeout: .seconds(240), seed: seed) { gateway in
         var configuration = RelayConfiguration(upstream: .single(UpstreamURL(secure: false, host: "127.0.0.1",
                                                                              port: gateway.server.port)))
         configuration.listenPort = 0
+        configuration.captureDirectory = captureDirectory
         let recorder = RelayEventTally()
         let log = LineCollector()
         let history = SessionHistory(limits: limits)
@@ -67,7 +68,8 @@ func withWebRelay(seed: @escaping (GatewayDatabase) throws -> Void = { _ in },
         let address = try await relay.start()
         let admin = AdminServer(configuration: AdminConfiguration(host: "127.0.0.1", port: 0, bearerToken: token), group: gateway.group,
                                 relay: relay, observer: nil,
-                                web: WebAPI(history: history, now: HistoryObserver.now), metricsText: { [] })
+                                web: WebAPI(history: history, downloads: CaptureFileDownloads(directory: captureDirectory),
+                                            now: HistoryObserver.now), metricsText: { [] })
         let adminAddress = try await admin.start()
         let fixture = WebRelay(relayed: RelayedGateway(gateway: gateway, relay: relay, relayPort: try #require(address.port),
                                                        recorder: recorder, log: log),
