@@ -69,8 +69,9 @@ public struct WebAPI: Sendable {
             guard let path = downloads?.captureFile(sessionID: id) else { return .notFound("no capture of this session") }
             return .file(path: path, contentType: "application/octet-stream", name: "session-\(id).blipcap")
         case 2 where parts[1] == "capture.pcap":
-            guard let path = downloads?.pcapFile(sessionID: id) else { return .notFound("no capture of this session") }
-            return .file(path: path, contentType: "application/vnd.tcpdump.pcap", name: "session-\(id).pcap")
+            guard let downloads, downloads.captureFile(sessionID: id) != nil else { return .notFound("no capture of this session") }
+            return .madeFile(make: { downloads.pcapFile(sessionID: id) }, contentType: "application/vnd.tcpdump.pcap",
+                             name: "session-\(id).pcap")
         default:
             return .notFound("not found")
         }

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// Writes a ``WebResponse`` on an HTTP/1.1 connection: content in one go, a file as a file
 /// region, a live feed as Server-Sent Events (``EventStreamWriter``). The thin NIO shell of
@@ -16,6 +17,16 @@ public enum WebResponder {
             write(context, head, HTTPResponseStatus(statusCode: status), contentType: contentType, body: buffer)
         case .file(let path, let contentType, let name):
             sendFile(context, head, path: path, contentType: contentType, name: name)
+        case .madeFile(let make, let contentType, let name):
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            NIOThreadPool.singleton.runIfActive(eventLoop: context.eventLoop) { make() }.whenComplete { result in
+                let context = bound.value
+                guard case .success(let made?) = result else {
+                    let body = context.channel.allocator.buffer(string: "the pcap could not be made from the capture\n")
+                    return write(context, head, .notFound, contentType: "text/plain; charset=utf-8", body: body)
+                }
+                sendFile(context, head, path: made, contentType: contentType, name: name)
+            }
         case .messageFeed(let feed):
             var feed = feed
             stream(context, head, api: api, slots: slots) { feed.poll(now: $0) }

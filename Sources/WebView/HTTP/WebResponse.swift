@@ -7,6 +7,9 @@ public enum WebResponse: Sendable {
     case sessionsFeed(SessionsFeed)
     /// A file sent as an attachment named `name`.
     case file(path: String, contentType: String, name: String)
+    /// A file made on request (a pcap from a capture): `make` reads and writes files, so the
+    /// responder runs it on a thread pool, never on an event loop the relay's sessions share.
+    case madeFile(make: @Sendable () -> String?, contentType: String, name: String)
 
     static func json(_ text: String) -> WebResponse {
         .content(status: 200, contentType: "application/json; charset=utf-8", body: Array(text.utf8))

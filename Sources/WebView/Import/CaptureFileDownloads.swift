@@ -6,8 +6,8 @@ import Foundation
 /// `blipscope web` opened, and a pcap made from that capture on request (client leg, synthesized
 /// TCP, as `blipscope export` writes it) in the temporary directory.
 ///
-/// Making the pcap reads the whole capture, so it runs on the requesting connection's thread;
-/// it is meant for the occasional download, not for heavy use.
+/// Making the pcap reads the whole capture: the responder runs it on NIO's thread pool, away from
+/// the event loops; it is meant for the occasional download, not for heavy use.
 public struct CaptureFileDownloads: CaptureDownloads {
     public var directory: String?
     public var files: [UInt64: String]

@@ -101,7 +101,7 @@ function showSessions(main) {
   nav("sessions");
   const table = el("table", { id: "sessions", class: "grid" },
     el("thead", {}, el("tr", {}, ...["#", "client", "user", "database", "sub-protocol", "replication", "state",
-      "duration", "messages C→S / S→C", "bytes C→S / S→C", "docs / revs", "errors", "findings", "capture"]
+      "duration", "messages C→S / S→C", "bytes C→S / S→C", "revisions", "errors", "findings", "capture"]
       .map((h) => el("th", {}, h)))),
     el("tbody"));
   const note = el("p", { class: "note", id: "sessions-note" });
@@ -129,6 +129,7 @@ function renderSessions(list) {
     const r = s.replication || {};
     const docs = r.pushed ? (r.pushed.revisionsSent + r.pulled.revisionsSent) : "";
     const offered = r.pushed ? (r.pushed.revisionsOffered + r.pulled.revisionsOffered) : "";
+    const attachments = r.pushed ? (r.pushed.attachmentsSent + r.pulled.attachmentsSent) : 0;
     const findings = s.findings ? s.findings.count : 0;
     const badge = findings ? el("span", { class: "badge", title: s.findings.kinds.join(", ") }, findings + " " + s.findings.kinds.join(", ")) : "";
     const capture = el("span", { class: "capture" },
@@ -140,7 +141,7 @@ function renderSessions(list) {
       el("td", { class: "state" }, s.live ? "live" : "closed: " + (s.closeReason || "")),
       el("td", {}, seconds(s.duration)), el("td", {}, s.messages.join(" / ")),
       el("td", {}, bytes(s.bytes[0]) + " / " + bytes(s.bytes[1])),
-      el("td", {}, offered === "" ? "" : `${offered} offered, ${docs} sent`), el("td", {}, String(s.errors)),
+      el("td", {}, offered === "" ? "" : `${offered} offered, ${docs} sent` + (attachments ? `, ${attachments} attachment(s)` : "")), el("td", {}, String(s.errors)),
       el("td", {}, badge), el("td", { onclick: (e) => e.stopPropagation() }, capture));
   }));
   const note = document.getElementById("sessions-note");
