@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "Mediation", targets: ["Mediation"]),
         .library(name: "Policy", targets: ["Policy"]),
         .library(name: "Relay", targets: ["Relay"]),
+        .library(name: "WebView", targets: ["WebView"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -69,6 +70,18 @@ let package = Package(
             ]
         ),
         .target(
+            name: "WebView",
+            dependencies: [
+                "BLIPCore", "Replication", "Capture",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            // The page, its script and style, served from the binary (Bundle.module).
+            resources: [.copy("Resources/ui")]
+        ),
+        .target(
             name: "BLIPNIO",
             dependencies: [
                 "BLIPCore",
@@ -82,7 +95,7 @@ let package = Package(
         .target(
             name: "Relay",
             dependencies: [
-                "BLIPCore", "BLIPNIO", "Replication", "Capture", "Mediation", "Policy", "WebSocketWire",
+                "BLIPCore", "BLIPNIO", "Replication", "Capture", "Mediation", "Policy", "WebSocketWire", "WebView",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -125,7 +138,7 @@ let package = Package(
         .executableTarget(
             name: "blipscope",
             dependencies: [
-                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication", "Gateway", "Replay", "Mediation", "Policy",
+                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication", "Gateway", "Replay", "Mediation", "Policy", "WebView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -175,7 +188,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "Relay", "Policy", "BLIPNIO", "BLIPCore", "Replication", "BLIPTestSupport",
+                "Gateway", "Relay", "Policy", "BLIPNIO", "BLIPCore", "Replication", "BLIPTestSupport", "WebView",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -204,6 +217,10 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "WebViewTests",
+            dependencies: ["WebView", "Capture", "BLIPCore", "Replication", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
             name: "CaptureTests",

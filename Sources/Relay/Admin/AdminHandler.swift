@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import WebView
 
 /// Answers one admin request per HTTP request head (bodies are ignored); see ``AdminServer``.
 final class AdminHandler: ChannelInboundHandler, @unchecked Sendable {
@@ -23,12 +24,20 @@ final class AdminHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private func route(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        if !server.configuration.authorizes(head.headers.first(name: "authorization")) {
+        let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
+        let webPath = server.web != nil && WebAPI.serves(path)
+        // The page's own requests (EventSource cannot send headers) may carry the token as
+        // `access_token` in the query (RFC 6750 §2.3); only the web view's paths take it there.
+        let queryToken = webPath ? WebRequest(target: head.uri).query["access_token"].map { "Bearer \($0)" } : nil
+        if !server.configuration.authorizes(head.headers.first(name: "authorization"))
+            && !(queryToken.map { server.configuration.authorizes($0) } ?? false) {
             return respond(context, head, .unauthorized, "unauthorized\n",
                            extra: [("WWW-Authenticate", "Bearer")])
         }
         guard head.method == .GET else { return respond(context, head, .methodNotAllowed, "GET only\n") }
-        let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
+        if webPath, let web = server.web {
+            return WebResponder.respond(head, api: web, slots: server.viewerSlots, context: context)
+        }
         switch path {
         case "/metrics":
             var buffer = context.channel.allocator.buffer(capacity: 16 * 1024)

@@ -4,24 +4,33 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Replication
+import WebView
 
 /// The admin HTTP listener (GitHub issue 8): `GET /metrics` (Prometheus text from
 /// `metricsText`), `/healthz`, `/readyz` (the relay listens and its upstream accepts TCP),
 /// `/sessions` and `/sessions/{id}` (JSON from the ``MetricsObserver``). HTTP/1.1, GET only,
 /// one small handler; when ``AdminConfiguration/bearerToken`` is set every request must carry it.
+/// With a ``WebAPI`` it also serves the web view: the page at `/` and `/ui`, its JSON under
+/// `/api/` and its live feeds (Server-Sent Events), at most ``WebViewLimits/maxViewers`` at once.
 public final class AdminServer: Sendable {
     public let configuration: AdminConfiguration
     private let group: any EventLoopGroup
     let relay: RelayServer
     let observer: MetricsObserver?
     let metricsText: @Sendable () -> [UInt8]
+    /// The web view, when the relay keeps a ``SessionHistory``.
+    let web: WebAPI?
+    let viewerSlots: ViewerSlots
     private let listener = NIOLockedValueBox<(any Channel)?>(nil)
 
     /// - Parameters:
     ///   - metricsText: the exposition to serve at `/metrics` (the Prometheus registry's `emitToBuffer`).
     ///   - observer: the source of `/sessions`; nil serves an empty list.
+    ///   - web: the web view's routes; nil leaves `/`, `/ui` and `/api/` unanswered (404).
     public init(configuration: AdminConfiguration, group: any EventLoopGroup, relay: RelayServer,
-                observer: MetricsObserver?, metricsText: @escaping @Sendable () -> [UInt8]) {
+                observer: MetricsObserver?, web: WebAPI? = nil, metricsText: @escaping @Sendable () -> [UInt8]) {
+        self.web = web
+        self.viewerSlots = ViewerSlots(limit: web?.history.limits.maxViewers ?? 0)
         self.configuration = configuration
         self.group = group
         self.relay = relay

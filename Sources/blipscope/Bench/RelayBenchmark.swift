@@ -16,6 +16,9 @@ struct RelayBenchmark {
     var only: Set<Character> = ["A", "B", "C", "D", "E"]
     /// Extra arguments for the relay child (`--metrics` passes `--admin 127.0.0.1:0`).
     var relayArguments: [String] = []
+    /// Web view viewers (``WebViewers``) on the relay's admin listener at ``adminPort``.
+    var viewers = 0
+    var adminPort: Int? = nil
     /// Also run every workload through Debian's nginx as a blind WebSocket proxy (``NginxProcess``).
     var nginx = false
     /// The relay runs with `--deny-profile` ``deniedProfile``; each relayed connection first sends
@@ -72,6 +75,12 @@ struct RelayBenchmark {
         print("\(rounds) rounds per workload, alternating; rates and ratios are medians over rounds (ratio range in brackets)")
         print("workload                              direct msg/s  relay msg/s  ratio             relay MB/s  relay CPU s/10k RT")
         defer { relay.stop() }
+        var watching: WebViewers?
+        if viewers > 0, let adminPort {
+            watching = try await WebViewers(count: viewers, port: adminPort, group: group)
+            print("\(viewers) web view viewer(s) on the admin listener :\(adminPort)")
+        }
+        defer { watching?.close() }
         let proxy = nginx ? try NginxProcess(upstreamPort: upstreamPort, cpus: cpus?.proxy) : nil
         defer { proxy?.stop() }
 

@@ -3,6 +3,7 @@ import NIOCore
 import Prometheus
 import Relay
 import ServiceLifecycle
+import WebView
 
 /// The metrics backend and admin listener of `relay --admin` (GitHub issue 8). Without `--admin`
 /// nothing is bootstrapped and no metrics observer is installed, so metrics cost nothing.
@@ -10,6 +11,13 @@ struct AdminSetup {
     let configuration: AdminConfiguration
     let observer: MetricsObserver
     let registry: PrometheusCollectorRegistry
+    /// The web view's history of sessions; nil with `--no-web`.
+    var history: HistoryObserver? = nil
+    /// The relay's `--capture` directory, for the page's download links.
+    var captureDirectory: String? = nil
+
+    /// The observers the relay needs for this listener.
+    var observers: [any RelayObserver] { [observer] + (history.map { [$0] } ?? []) }
 
     /// Latency buckets for every histogram (request→reply, upstream connect, rate-limit delay).
     static let buckets: [Duration] = [.microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
@@ -32,8 +40,11 @@ struct AdminSetup {
 
     func service(relay: RelayServer, group: any EventLoopGroup) -> AdminService {
         let registry = registry
+        let web = history.map {
+            WebAPI(history: $0.history, downloads: CaptureFileDownloads(directory: captureDirectory), now: HistoryObserver.now)
+        }
         return AdminService(server: AdminServer(configuration: configuration, group: group, relay: relay, observer: observer,
-                                                metricsText: { registry.emitToBuffer() }),
+                                                web: web, metricsText: { registry.emitToBuffer() }),
                             observer: observer, eventLoop: group.next())
     }
 }

@@ -68,14 +68,22 @@ struct RelayBench: AsyncParsableCommand {
     @Flag(help: "With --mediate: the denied request is compressed, so the relay also re-deflates every later compressed frame from the client.")
     var redeflate = false
 
+    @Option(help: "Watch the relay's web view with this many viewers (each on the sessions feed and every live session's message feed); implies --admin.")
+    var viewers = 0
+
+    @Flag(help: "With --metrics: no web view (--no-web), to compare the relay's CPU with the history off.")
+    var noWeb = false
+
     func run() async throws {
-        var arguments = metrics ? ["--admin", "127.0.0.1:0"] : []
+        let adminPort = viewers > 0 ? try WebViewers.freePort() : nil
+        var arguments = adminPort.map { ["--admin", "127.0.0.1:\($0)"] } ?? (metrics ? ["--admin", "127.0.0.1:0"] : [])
+        if noWeb { arguments.append("--no-web") }
         let captureDirectory = capture ? CaptureBenchReport.makeDirectory() : nil
         if let captureDirectory { arguments += ["--capture", captureDirectory] }
         if mediate || redeflate { arguments += ["--deny-profile", RelayBenchmark.deniedProfile] }
         if let policy { arguments += ["--policy", policy] }
-        try await RelayBenchmark(scale: scale, rounds: max(1, rounds), placement: placement, only: Set(only.uppercased()), relayArguments: arguments, nginx: nginx,
-                                 mediate: mediate || redeflate, denyCompressed: redeflate).run()
+        try await RelayBenchmark(scale: scale, rounds: max(1, rounds), placement: placement, only: Set(only.uppercased()), relayArguments: arguments, viewers: viewers, adminPort: adminPort,
+                                 nginx: nginx, mediate: mediate || redeflate, denyCompressed: redeflate).run()
         if let captureDirectory { try CaptureBenchReport(directory: captureDirectory).print() }
     }
 }

@@ -7,6 +7,7 @@ import NIOCore
 import NIOPosix
 import Policy
 import Relay
+import WebView
 import ServiceLifecycle
 
 /// `blipscope relay`: the man-in-the-middle between Couchbase Lite and Sync Gateway.
@@ -72,7 +73,7 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: "Pin one event loop to each listed CPU, e.g. 1 or 0-3,6 (replaces --threads); default: the kernel places threads.")
     var cpus: String?
 
-    @Option(help: "Admin listener, HOST:PORT: /metrics (Prometheus), /healthz, /readyz, /sessions. Off unless given.")
+    @Option(help: "Admin listener, HOST:PORT: /metrics (Prometheus), /healthz, /readyz, /sessions, and the web view at / (see --no-web). Off unless given.")
     var admin: String?
 
     @Option(help: "Bearer token required by the admin listener (mandatory when --admin is not loopback). Shows in the process list: prefer --admin-token-file or BLIPSCOPE_ADMIN_TOKEN.")
@@ -80,6 +81,18 @@ struct RelayCommand: AsyncParsableCommand {
 
     @Option(help: "File whose first line is the admin listener's bearer token.")
     var adminTokenFile: String?
+
+    @Flag(help: "With --admin: no web view (the page at / and /ui, its /api/ JSON and live feeds), so no session history is kept.")
+    var noWeb = false
+
+    @Option(help: "With --admin: closed sessions the web view keeps.")
+    var webClosedSessions = WebViewLimits.default.maxClosedSessions
+
+    @Option(help: "With --admin: messages the web view keeps per session (the oldest are overwritten).")
+    var webMessages = WebViewLimits.default.maxMessagesPerSession
+
+    @Option(help: "With --admin: bytes of each message body the web view keeps for its detail view.")
+    var webPreviewBytes = WebViewLimits.default.bodyPreviewBytes
 
     @Flag(help: "Label per-user metrics with user names (off: no user names in metrics).")
     var metricsUserLabels = false
@@ -116,9 +129,13 @@ struct RelayCommand: AsyncParsableCommand {
         let group = configuration.makeEventLoopGroup()
         let token = try AdminConfiguration.token(argument: adminToken, file: adminTokenFile,
                                                  environment: ProcessInfo.processInfo.environment)
-        let adminSetup = try admin.map { try AdminSetup.make(address: $0, token: token, userLabels: metricsUserLabels) }
+        var adminSetup = try admin.map { try AdminSetup.make(address: $0, token: token, userLabels: metricsUserLabels) }
+        if adminSetup != nil && !noWeb {
+            adminSetup?.history = HistoryObserver(history: SessionHistory(limits: webLimits))
+            adminSetup?.captureDirectory = configuration.captureDirectory
+        }
         let relay = RelayServer(configuration: configuration, group: group, logger: logger,
-                                observers: adminSetup.map { [$0.observer] } ?? [])
+                                observers: adminSetup?.observers ?? [])
         let reloader = configuration.policy.map { PolicyReloader(store: $0, logger: logger) }
         reloader?.start()
         defer { reloader?.stop() }
@@ -133,6 +150,14 @@ struct RelayCommand: AsyncParsableCommand {
         try await serviceGroup.run()
         try await group.shutdownGracefully()
         sink.flush()
+    }
+
+    var webLimits: WebViewLimits {
+        var limits = WebViewLimits()
+        limits.maxClosedSessions = max(0, webClosedSessions)
+        limits.maxMessagesPerSession = max(1, webMessages)
+        limits.bodyPreviewBytes = max(0, webPreviewBytes)
+        return limits
     }
 
     func makeConfiguration() throws -> RelayConfiguration {

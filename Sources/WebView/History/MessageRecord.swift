@@ -1,0 +1,107 @@
+import BLIPCore
+import NIOCore
+import Replication
+
+/// One message as the web view keeps it: cheap to make on the relay's hot path (numbers, the
+/// analyzer's reading held by reference, small copies of the properties and of the body's
+/// start), turned into text only when a viewer asks (``MessageRow``, ``MessageDetail``).
+///
+/// The copies matter: a decoded message's properties and body share storage with the whole
+/// received stream, which keeping a slice would hold on to.
+public struct MessageRecord: Sendable {
+    /// The message's index in its session, from 0; never reused.
+    public var seq: Int
+    /// Seconds on the session's monotonic clock.
+    public var time: Double
+    public var direction: BLIPDirection
+    public var type: MessageType
+    public var number: MessageNumber
+    public var flags: FrameFlags
+    /// The message's profile (a reply: its request's).
+    public var profile: String?
+    /// The analyzer's reading (summary, typed content, findings), when an analyzer read it.
+    public var analysis: AnalyzedMessage?
+    /// Payload bytes as they crossed the wire (deflated when compressed).
+    public var wireBytes: Int
+    /// Uncompressed stream bytes: length varint, properties and body.
+    public var streamBytes: Int
+    public var bodyBytes: Int
+    public var frameCount: Int
+    /// ACKs the receiver sent for it while it arrived (BLIP §5).
+    public var acks: Int = 0
+    /// For a reply: seconds since its request (NaN when unknown).
+    public var roundTrip: Double = .nan
+    /// The other half of a request/reply pair: its ``seq``, -1 when not seen (yet).
+    public var link: Int = -1
+    /// `uvarint(P) || block`, copied; nil when larger than ``WebViewLimits/maxPropertyBytes``.
+    var propertiesBlock: ByteBuffer?
+    var propertyCount: Int
+    /// The first ``WebViewLimits/bodyPreviewBytes`` of the body, copied.
+    var preview: ByteBuffer?
+    /// The relay answered this itself (a mediation policy), it did not come from a peer.
+    public var byRelay = false
+    /// The row's JSON once a viewer formatted it, shared by every viewer after it (cleared when
+    /// the row changes: its pair arrived).
+    var row: String?
+
+    /// Makes the record of `message`; copies at most `previewBytes` of its body.
+    init(seq: Int, time: Double, direction: BLIPDirection, message: BLIPMessage, profile: String?,
+         analysis: AnalyzedMessage?, roundTrip: Double?, previewBytes: Int, maxPropertyBytes: Int, byRelay: Bool) {
+        self.seq = seq
+        self.time = time
+        self.direction = direction
+        self.type = message.type
+        self.number = message.number
+        self.flags = message.flags
+        self.profile = profile
+        self.analysis = analysis
+        self.wireBytes = message.wirePayloadBytes
+        self.bodyBytes = message.body.readableBytes
+        self.streamBytes = message.streamBytes > 0
+            ? message.streamBytes : message.properties.encodedSize + 1 + message.body.readableBytes
+        self.frameCount = message.frameCount
+        self.roundTrip = roundTrip ?? .nan
+        self.byRelay = byRelay
+        let properties = message.properties
+        let size = properties.encodedSize
+        propertyCount = properties.count
+        if size <= maxPropertyBytes {
+            var block = ByteBuffer()
+            block.reserveCapacity(size + 4)
+            properties.encode(into: &block)
+            propertiesBlock = block
+        }
+        if previewBytes > 0, bodyBytes > 0 {
+            let length = min(previewBytes, bodyBytes)
+            var copy = ByteBuffer()
+            copy.reserveCapacity(length)
+            var source = message.body.getSlice(at: message.body.readerIndex, length: length)!
+            copy.writeBuffer(&source)
+            preview = copy
+        }
+    }
+
+    public var isError: Bool { type == .error }
+    public var previewBytes: Int { preview?.readableBytes ?? 0 }
+
+    /// The properties, secrets replaced (``PropertyRedaction``); nil when they were too large to keep.
+    public var redactedProperties: [(key: String, value: String)]? {
+        guard var block = propertiesBlock, let properties = try? Properties.decode(from: &block) else { return nil }
+        return Redaction.redact(properties)
+    }
+
+    /// The kept start of the body.
+    public var bodyPreview: [UInt8] { preview.map { Array($0.readableBytesView) } ?? [] }
+
+    /// The summary in protocol terms, formatted now.
+    public var summary: String {
+        if let analysis { return analysis.summary }
+        return "\(type)#\(number)" + (profile.map { " \($0)" } ?? "")
+    }
+
+    /// Document IDs the message names (changes entries, a rev, a norev…), at most `limit`.
+    public func documentIDs(limit: Int = .max) -> [String] {
+        guard let analysis else { return [] }
+        return analysis.withMessage { MessageDocuments.ids(in: $0, limit: limit) }
+    }
+}

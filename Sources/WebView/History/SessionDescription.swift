@@ -1,0 +1,26 @@
+/// Who a recorded session belongs to, fixed when it opens: what the sessions view lists.
+public struct SessionDescription: Sendable, Equatable {
+    public var id: UInt64
+    public var clientAddress: String
+    /// The user name (never a password or a cookie's value); nil when anonymous or unknown.
+    public var user: String?
+    public var database: String
+    public var upstream: String
+    public var subprotocol: String?
+    /// Seconds since 1970 (UTC) when the session opened.
+    public var startedWallClock: Double
+    /// Where it came from when it was read from files (`blipscope web`): the capture's name.
+    public var source: String?
+
+    public init(id: UInt64, clientAddress: String, user: String?, database: String, upstream: String,
+                subprotocol: String?, startedWallClock: Double, source: String? = nil) {
+        self.id = id
+        self.clientAddress = clientAddress
+        self.user = user
+        self.database = database
+        self.upstream = upstream
+        self.subprotocol = subprotocol
+        self.startedWallClock = startedWallClock
+        self.source = source
+    }
+}

@@ -1,0 +1,91 @@
+import BLIPCore
+import NIOConcurrencyHelpers
+import Replication
+
+/// What the web view knows: the live sessions and the most recently closed ones, each a
+/// ``SessionRecording``. The relay (or `blipscope web`, from files) writes; viewers read. Bounded
+/// by ``WebViewLimits``: at most ``WebViewLimits/maxLiveSessions`` live sessions are recorded and
+/// ``WebViewLimits/maxClosedSessions`` closed ones kept.
+///
+/// Writing a message costs one locked dictionary lookup here and one append under the
+/// session's own lock; nothing is formatted until a viewer asks.
+public final class SessionHistory: Sendable {
+    public let limits: WebViewLimits
+    private let state = NIOLockedValueBox(State())
+
+    struct State {
+        var live: [UInt64: SessionRecording] = [:]
+        /// Closed sessions, oldest first.
+        var closed: [SessionRecording] = []
+        var notRecorded = 0
+        /// Bumped when a session opens or closes.
+        var generation = 0
+    }
+
+    public init(limits: WebViewLimits = .default) { self.limits = limits }
+
+    // MARK: writing
+
+    /// Starts recording a session; returns nil (and counts it) when ``WebViewLimits/maxLiveSessions``
+    /// are already recorded.
+    @discardableResult
+    public func open(_ description: SessionDescription, analyzer: SessionAnalyzer?, at time: Double) -> SessionRecording? {
+        let recording = SessionRecording(description: description, analyzer: analyzer, started: time, limits: limits)
+        return state.withLockedValue { state in
+            guard state.live.count < limits.maxLiveSessions else {
+                state.notRecorded += 1
+                return nil
+            }
+            state.live[description.id] = recording
+            state.generation += 1
+            return recording
+        }
+    }
+
+    /// Records a complete message of a live session (ignored for an unrecorded one).
+    public func append(sessionID: UInt64, _ message: BLIPMessage, direction: BLIPDirection, time: Double,
+                       profile: String?, analysis: AnalyzedMessage?, roundTrip: Double?, byRelay: Bool = false) {
+        guard let recording = live(sessionID) else { return }
+        recording.append(message, direction: direction, time: time, profile: profile, analysis: analysis,
+                         roundTrip: roundTrip, byRelay: byRelay)
+    }
+
+    public func ack(sessionID: UInt64, _ ack: AckInfo, from direction: BLIPDirection) {
+        live(sessionID)?.ack(ack, from: direction)
+    }
+
+    /// Moves a session to the closed ones, forgetting the oldest closed session beyond the limit.
+    public func close(sessionID: UInt64, reason: String, at time: Double) {
+        guard let recording = state.withLockedValue({ $0.live.removeValue(forKey: sessionID) }) else { return }
+        recording.close(reason: reason, at: time)
+        state.withLockedValue { state in
+            state.closed.append(recording)
+            if state.closed.count > limits.maxClosedSessions { state.closed.removeFirst(state.closed.count - limits.maxClosedSessions) }
+            state.generation += 1
+        }
+    }
+
+    // MARK: reading
+
+    private func live(_ id: UInt64) -> SessionRecording? { state.withLockedValue { $0.live[id] } }
+
+    /// A live or kept closed session.
+    public func recording(_ id: UInt64) -> SessionRecording? {
+        state.withLockedValue { state in state.live[id] ?? state.closed.last { $0.description.id == id } }
+    }
+
+    /// Every session kept, live and closed, in the order they opened.
+    public func recordings() -> [SessionRecording] {
+        state.withLockedValue { state in (state.closed + state.live.values) }.sorted { $0.description.id < $1.description.id }
+    }
+
+    /// Sessions opened while ``WebViewLimits/maxLiveSessions`` were recorded.
+    public var notRecorded: Int { state.withLockedValue { $0.notRecorded } }
+
+    /// Changes whenever a session opens or closes or any kept session records a message: what
+    /// the sessions feed compares to decide whether to send.
+    public func changeStamp() -> Int {
+        let (generation, sessions) = state.withLockedValue { ($0.generation, Array($0.live.values)) }
+        return sessions.reduce(generation &* 1_000_003) { $0 &+ $1.snapshot().total }
+    }
+}

@@ -1,0 +1,213 @@
+import BLIPCore
+import NIOConcurrencyHelpers
+import Replication
+
+/// One session's history: its description, counters each way and a bounded ring of
+/// ``MessageRecord``s; requests and replies are linked both ways as replies arrive. Written by
+/// the session (one message at a time), read by viewers; one lock, held only to append or to
+/// copy records out: viewers format outside it.
+public final class SessionRecording: Sendable {
+    public let description: SessionDescription
+    /// The session's analyzer (findings, summary, document timelines); nil when none read it.
+    public let analyzer: SessionAnalyzer?
+    /// The monotonic time the session opened (the zero of ``MessageRecord/time`` offsets).
+    public let started: Double
+    let limits: WebViewLimits
+    private let state: NIOLockedValueBox<State>
+
+    struct PendingKey: Hashable {
+        var direction: Int
+        var number: MessageNumber
+    }
+
+    struct AckKey: Hashable {
+        var direction: Int
+        var isRequest: Bool
+        var number: MessageNumber
+    }
+
+    struct State {
+        var ring: [MessageRecord] = []
+        /// Messages appended so far (the next record's seq).
+        var total = 0
+        var messages = [0, 0]
+        var bytes = [0, 0]
+        var errors = 0
+        var previewBytes = 0
+        var previewsSkipped = 0
+        /// Requests waiting for their reply: the request's seq.
+        var pending: [PendingKey: Int] = [:]
+        /// ACKs seen for messages still arriving, attached when they complete.
+        var acks: [AckKey: Int] = [:]
+        var closeReason: String?
+        var endTime: Double?
+    }
+
+    /// A consistent copy of the counters.
+    public struct Snapshot: Sendable {
+        public var total: Int
+        /// The oldest seq still kept.
+        public var oldest: Int
+        public var messages: [Int]
+        public var bytes: [Int]
+        public var errors: Int
+        public var previewsSkipped: Int
+        public var closeReason: String?
+        public var endTime: Double?
+        public var isLive: Bool { endTime == nil }
+    }
+
+    init(description: SessionDescription, analyzer: SessionAnalyzer?, started: Double, limits: WebViewLimits) {
+        self.description = description
+        self.analyzer = analyzer
+        self.started = started
+        self.limits = limits
+        var state = State()
+        state.ring.reserveCapacity(min(limits.maxMessagesPerSession, 1024))
+        self.state = NIOLockedValueBox(state)
+    }
+
+    // MARK: writing (the session)
+
+    /// Records a complete message. `profile`: the request's profile for a reply.
+    func append(_ message: BLIPMessage, direction: BLIPDirection, time: Double, profile: String?,
+                analysis: AnalyzedMessage?, roundTrip: Double?, byRelay: Bool) {
+        let capacity = limits.maxMessagesPerSession
+        guard capacity > 0 else { return }
+        state.withLockedValue { state in
+            let seq = state.total
+            let wantsPreview = state.previewBytes + min(limits.bodyPreviewBytes, message.body.readableBytes)
+                <= limits.maxPreviewBytesPerSession
+            var record = MessageRecord(seq: seq, time: time, direction: direction, message: message, profile: profile,
+                                       analysis: analysis, roundTrip: roundTrip,
+                                       previewBytes: wantsPreview ? limits.bodyPreviewBytes : 0,
+                                       maxPropertyBytes: limits.maxPropertyBytes, byRelay: byRelay)
+            if !wantsPreview && message.body.readableBytes > 0 { state.previewsSkipped += 1 }
+            let ackKey = AckKey(direction: direction.rawValue, isRequest: message.type == .request, number: message.number)
+            if !state.acks.isEmpty, let acks = state.acks.removeValue(forKey: ackKey) { record.acks = acks }
+            link(&record, in: &state)
+            state.messages[direction.rawValue] += 1
+            state.bytes[direction.rawValue] += record.wireBytes
+            if record.isError { state.errors += 1 }
+            state.previewBytes += record.previewBytes
+            if state.ring.count < capacity {
+                state.ring.append(record)
+            } else {
+                let slot = seq % capacity
+                state.previewBytes -= state.ring[slot].previewBytes
+                state.ring[slot] = record
+            }
+            state.total += 1
+        }
+    }
+
+    /// Pairs a reply with its request (same number, the other way) and a request with the reply
+    /// to come; both records point at each other.
+    private func link(_ record: inout MessageRecord, in state: inout State) {
+        switch record.type {
+        case .request:
+            guard !record.flags.isNoReply else { return }
+            if state.pending.count >= limits.maxMessagesPerSession { state.pending.removeAll() }
+            state.pending[PendingKey(direction: record.direction.rawValue, number: record.number)] = record.seq
+        case .response, .error:
+            let key = PendingKey(direction: record.direction.reversed.rawValue, number: record.number)
+            guard let request = state.pending.removeValue(forKey: key) else { return }
+            record.link = request
+            let capacity = limits.maxMessagesPerSession
+            if request >= state.total - state.ring.count, state.ring[request % capacity].seq == request {
+                state.ring[request % capacity].link = record.seq
+                state.ring[request % capacity].row = nil
+            }
+        default:
+            return
+        }
+    }
+
+    /// An ACK sent `from` one side for a message of the other still arriving.
+    func ack(_ ack: AckInfo, from direction: BLIPDirection) {
+        state.withLockedValue { state in
+            if state.acks.count >= 1024 { state.acks.removeAll() }
+            let key = AckKey(direction: direction.reversed.rawValue, isRequest: ack.type == .ackRequest, number: ack.number)
+            state.acks[key, default: 0] += 1
+        }
+    }
+
+    func close(reason: String, at time: Double) {
+        state.withLockedValue { state in
+            state.closeReason = reason
+            state.endTime = time
+            state.pending.removeAll()
+            state.acks.removeAll()
+        }
+    }
+
+    // MARK: reading (viewers)
+
+    public func snapshot() -> Snapshot {
+        state.withLockedValue { state in
+            Snapshot(total: state.total, oldest: state.total - state.ring.count, messages: state.messages,
+                     bytes: state.bytes, errors: state.errors, previewsSkipped: state.previewsSkipped,
+                     closeReason: state.closeReason, endTime: state.endTime)
+        }
+    }
+
+    /// Up to `limit` records from seq `from` on (clamped to the oldest kept), oldest first.
+    public func records(from: Int, limit: Int) -> [MessageRecord] {
+        state.withLockedValue { state in
+            let start = max(from, state.total - state.ring.count)
+            let end = min(state.total, start + max(0, limit))
+            guard start < end else { return [] }
+            let capacity = limits.maxMessagesPerSession
+            return (start..<end).map { state.ring[$0 % capacity] }
+        }
+    }
+
+    /// Every kept record matching `filter`, oldest first, at most `limit` from seq `from` on.
+    public func records(matching filter: MessageFilter, from: Int, limit: Int) -> [MessageRecord] {
+        var result: [MessageRecord] = []
+        var next = from
+        // Copy out in batches so the session is never held up for long.
+        while result.count < limit {
+            let batch = records(from: next, limit: 4096)
+            guard let last = batch.last else { break }
+            for record in batch where filter.matches(record) {
+                result.append(record)
+                if result.count == limit { break }
+            }
+            next = last.seq + 1
+        }
+        return result
+    }
+
+    /// Keeps formatted rows for the viewers that ask next (a row whose record changed meanwhile,
+    /// or left the ring, is not kept).
+    func keepRows(_ rows: [(seq: Int, link: Int, json: String)]) {
+        let capacity = limits.maxMessagesPerSession
+        state.withLockedValue { state in
+            for row in rows where row.seq >= state.total - state.ring.count && row.seq < state.total {
+                let slot = row.seq % capacity
+                if state.ring[slot].seq == row.seq && state.ring[slot].link == row.link { state.ring[slot].row = row.json }
+            }
+        }
+    }
+
+    public func record(seq: Int) -> MessageRecord? { records(from: seq, limit: 1).first.flatMap { $0.seq == seq ? $0 : nil } }
+
+    /// The newest kept message `direction`/`type`/`number` (a finding's or a timeline event's),
+    /// at or before `time` when given.
+    public func seq(of direction: BLIPDirection, type: MessageType?, number: MessageNumber, atOrBefore time: Double? = nil) -> Int? {
+        state.withLockedValue { state in
+            let capacity = limits.maxMessagesPerSession
+            var seq = state.total - 1
+            while seq >= state.total - state.ring.count {
+                let record = state.ring[seq % capacity]
+                if record.number == number, record.direction == direction, type.map({ $0 == record.type }) ?? true,
+                   time.map({ record.time <= $0 + 1e-6 }) ?? true {
+                    return seq
+                }
+                seq -= 1
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Capture
+import Foundation
+
+/// The captures the page offers for download: a session's `.blipcap` (its first part) from the
+/// relay's `--capture` directory (files named `<run>-<session>-<part>.blipcap`) or from the files
+/// `blipscope web` opened, and a pcap made from that capture on request (client leg, synthesized
+/// TCP, as `blipscope export` writes it) in the temporary directory.
+///
+/// Making the pcap reads the whole capture: the responder runs it on NIO's thread pool, away from
+/// the event loops; it is meant for the occasional download, not for heavy use.
+public struct CaptureFileDownloads: CaptureDownloads {
+    public var directory: String?
+    public var files: [UInt64: String]
+
+    public init(directory: String? = nil, files: [UInt64: String] = [:]) {
+        self.directory = directory
+        self.files = files
+    }
+
+    public func captureFile(sessionID: UInt64) -> String? {
+        if let file = files[sessionID] { return file }
+        guard let directory, let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
+        let suffix = "-\(sessionID)-1.\(CaptureFileFormat.fileExtension)"
+        let paths = names.filter { $0.hasSuffix(suffix) }.map { (directory as NSString).appendingPathComponent($0) }
+        // Several runs may have had a session of this number: the newest file is this run's.
+        return paths.max { modified($0) < modified($1) }
+    }
+
+    private func modified(_ path: String) -> Date {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date) ?? .distantPast
+    }
+
+    public func pcapFile(sessionID: UInt64) -> String? {
+        guard let capture = captureFile(sessionID: sessionID) else { return nil }
+        let parts = CaptureRotation.partsStarting(at: capture)
+        guard let imported = try? CaptureFileImporter.importSession(paths: parts.isEmpty ? [capture] : parts) else { return nil }
+        let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("blipscope-web-\(getpid())-\(sessionID).pcap")
+        guard let exporter = try? PcapExporter(path: path) else { return nil }
+        defer { exporter.close() }
+        guard (try? exporter.export(imported.connections)) != nil else { return nil }
+        return path
+    }
+}

@@ -1,0 +1,175 @@
+import BLIPCore
+import BLIPNIO
+import Foundation
+import Gateway
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Relay
+import Replication
+import Testing
+import WebView
+
+/// The gateway behind a relay whose admin listener serves the web view, as `relay --admin` runs
+/// it: a ``HistoryObserver`` keeps the sessions, ``AdminServer`` serves the page and its API.
+struct WebRelay: Sendable {
+    let relayed: RelayedGateway
+    let history: SessionHistory
+    let adminPort: Int
+
+    var base: String { "http://127.0.0.1:\(adminPort)" }
+
+    func get(_ path: String) async throws -> (status: Int, body: String) {
+        try await webGet(port: adminPort, path: path, group: relayed.gateway.group)
+    }
+
+    func json(_ path: String) async throws -> [String: Any] {
+        let answer = try await get(path)
+        #expect(answer.status == 200, "\(path): \(answer.status) \(answer.body)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])
+    }
+
+    /// A raw BLIP connection through the relay (no replicator).
+    func rawClient() async throws -> BLIPConnection {
+        try #require(try await relayed.dialRelay().connection)
+    }
+
+    /// Sends setCheckpoint with an empty `rev` for the same client `times` times: the first
+    /// creates the checkpoint, the gateway answers each later one 409 (a stale MVCC rev), the loop
+    /// LiteCore gets into when it does not read the server's rev.
+    func provokeCheckpointLoop(times: Int = 5) async throws {
+        let client = try await rawClient()
+        for _ in 0..<times {
+            var body = ByteBuffer()
+            body.writeString(#"{"local":1}"#)
+            let request = BLIPMessage.request(profile: "setCheckpoint", properties: ["client": "web-loop", "rev": ""], body: body)
+            _ = try await client.request(request)
+        }
+        try await client.close()
+    }
+}
+
+func withWebRelay(seed: @escaping (GatewayDatabase) throws -> Void = { _ in },
+                  limits: WebViewLimits = .default, token: String? = nil, captureDirectory: String? = nil,
+                  _ body: @escaping @Sendable (WebRelay) async throws -> Void) async throws {
+    try await withGateway(timeout: .seconds(240), seed: seed) { gateway in
+        var configuration = RelayConfiguration(upstream: .single(UpstreamURL(secure: false, host: "127.0.0.1",
+                                                                             port: gateway.server.port)))
+        configuration.listenPort = 0
+        configuration.captureDirectory = captureDirectory
+        let recorder = RelayEventTally()
+        let log = LineCollector()
+        let history = SessionHistory(limits: limits)
+        let relay = RelayServer(configuration: configuration, group: gateway.group,
+                                logger: Logger(label: "test.relay") { _ in CollectingLogHandler(collector: log) },
+                                // The history first: once the recorder has seen an event, the history has it too.
+                                observers: [HistoryObserver(history: history), recorder])
+        let address = try await relay.start()
+        let admin = AdminServer(configuration: AdminConfiguration(host: "127.0.0.1", port: 0, bearerToken: token), group: gateway.group,
+                                relay: relay, observer: nil,
+                                web: WebAPI(history: history, downloads: CaptureFileDownloads(directory: captureDirectory),
+                                            now: HistoryObserver.now), metricsText: { [] })
+        let adminAddress = try await admin.start()
+        let fixture = WebRelay(relayed: RelayedGateway(gateway: gateway, relay: relay, relayPort: try #require(address.port),
+                                                       recorder: recorder, log: log),
+                               history: history, adminPort: try #require(adminAddress.port))
+        do {
+            try await body(fixture)
+        } catch {
+            try? await admin.shutdown()
+            try? await relay.shutdown()
+            throw error
+        }
+        try await admin.shutdown()
+        try await relay.shutdown()
+    }
+}
+
+/// GET over loopback with `Connection: close`, the whole answer (dechunked).
+func webGet(port: Int, path: String, group: any EventLoopGroup) async throws -> (status: Int, body: String) {
+    let text = try await StreamedGet.start(port: port, path: path, group: group).untilClosed()
+    guard let split = text.range(of: "\r\n\r\n"),
+          let status = Int(text.split(separator: " ", maxSplits: 2).dropFirst().first ?? "") else { return (0, text) }
+    return (status, String(text[split.upperBound...]))
+}
+
+/// An HTTP GET whose answer is read as it arrives (a Server-Sent Events stream never ends):
+/// ``until(_:)`` waits, bounded, for text to arrive; the raw text includes chunk sizes.
+final class StreamedGet: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    private let lock = NSLock()
+    private var text = ""
+    private var closed = false
+    private var waiters: [(check: @Sendable (String) -> Bool, continuation: CheckedContinuation<String, Never>)] = []
+    private(set) var channel: (any Channel)?
+
+    static func start(port: Int, path: String, group: any EventLoopGroup) async throws -> StreamedGet {
+        let reader = StreamedGet()
+        let channel = try await ClientBootstrap(group: group)
+            .channelInitializer { channel in channel.pipeline.addHandler(reader) }
+            .connect(host: "127.0.0.1", port: port).get()
+        reader.channel = channel
+        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n"
+        try await channel.writeAndFlush(ByteBuffer(string: request)).get()
+        return reader
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        let more = buffer.readString(length: buffer.readableBytes) ?? ""
+        settle { $0.text += more }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) { settle { $0.closed = true } }
+
+    private func settle(_ change: (StreamedGet) -> Void) {
+        let ready: [(CheckedContinuation<String, Never>, String)] = lock.withLock {
+            change(self)
+            var ready: [(CheckedContinuation<String, Never>, String)] = []
+            waiters.removeAll { waiter in
+                guard waiter.check(text) || closed else { return false }
+                ready.append((waiter.continuation, text))
+                return true
+            }
+            return ready
+        }
+        for (continuation, text) in ready { continuation.resume(returning: text) }
+    }
+
+    /// The text so far once `check` holds (or the connection closed), within `seconds`.
+    func until(within seconds: Double = 30, _ check: @escaping @Sendable (String) -> Bool) async throws -> String {
+        try await withTimeout(.seconds(seconds)) {
+            await withCheckedContinuation { continuation in
+                let now: String? = self.lock.withLock {
+                    if check(self.text) || self.closed { return self.text }
+                    self.waiters.append((check, continuation))
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        }
+    }
+
+    func untilClosed(within seconds: Double = 30) async throws -> String {
+        let text = try await until(within: seconds) { _ in false }
+        guard lock.withLock({ closed }) else { throw TimedOut() }
+        return text.contains("transfer-encoding: chunked") || text.contains("Transfer-Encoding: chunked")
+            ? Self.dechunk(text) : text
+    }
+
+    func close() { channel?.close(promise: nil) }
+
+    private static func dechunk(_ text: String) -> String {
+        guard let split = text.range(of: "\r\n\r\n") else { return text }
+        var rest = Substring(text[split.upperBound...])
+        var out = String(text[..<split.upperBound])
+        while let line = rest.range(of: "\r\n"), let size = Int(rest[..<line.lowerBound], radix: 16), size > 0 {
+            let start = line.upperBound
+            let end = rest.utf8.index(start, offsetBy: size)
+            out += rest[start..<end]
+            rest = rest[end...].dropFirst(2)
+        }
+        return out
+    }
+}

@@ -1,0 +1,83 @@
+import BLIPCore
+import Foundation
+import Gateway
+import Testing
+import WebView
+
+/// The web view through real sockets: replicator ↔ relay ↔ gateway traffic, read back as the
+/// page reads it, JSON and Server-Sent Events over HTTP from the relay's admin listener.
+@Suite struct WebViewRelayTests {
+    @Test func aPullIsListedWithItsMessagesDetailAndDocumentTimeline() async throws {
+        try await withWebRelay(seed: ReplicatorTests.seedGateway) { web in
+            let local = GatewayDatabase(name: "local")
+            _ = try await web.relayed.replicator(.pull, into: local).run()
+            await web.relayed.recorder.waitForClosedSessions(1)
+
+            let sessions = try #require(try await web.json("/api/sessions")["sessions"] as? [[String: Any]])
+            #expect(sessions.count == 1)
+            let session = try #require(sessions.first)
+            let id = try #require(session["id"] as? Int)
+            #expect(session["live"] as? Bool == false && session["database"] as? String == "db")
+            #expect((session["replication"] as? [String: Any])?["type"] as? String == "pull")
+            #expect((session["messages"] as? [Int])?.allSatisfy { $0 > 0 } == true)
+
+            let revs = try #require(try await web.json("/api/sessions/\(id)/messages?profile=rev")["rows"] as? [[String: Any]])
+            #expect(revs.count >= 4, "three revs and their replies, at least")
+            #expect(revs.allSatisfy { $0["p"] as? String == "rev" })
+            let alpha = try #require(revs.first { ($0["docs"] as? [String])?.contains("alpha") == true && $0["ty"] as? String == "MSG" })
+            let seq = try #require(alpha["i"] as? Int)
+            #expect(alpha["l"] as? Int ?? -1 > seq, "linked to its reply")
+
+            let detail = try await web.json("/api/sessions/\(id)/messages/\(seq)")
+            let base64 = try #require(detail["bodyBase64"] as? String)
+            let body = try #require(Data(base64Encoded: base64))
+            #expect(String(decoding: body, as: UTF8.self).contains("Alpha 2"))
+            #expect((detail["properties"] as? [[String]])?.contains { $0[0] == "id" && $0[1] == "alpha" } == true)
+
+            let timeline = try #require(try await web.json("/api/docs/alpha")["events"] as? [[String: Any]])
+            let kinds = timeline.compactMap { ($0["event"] as? [String: Any])?["event"] as? String }
+            #expect(kinds.contains("offered") && kinds.contains("revSent"))
+
+            let page = try await web.get("/ui")
+            #expect(page.status == 200 && page.body.contains("BlipScope"))
+            #expect(try await web.get("/api/sessions/999").status == 404)
+        }
+    }
+
+    @Test func aLiveSessionStreamsItsMessagesAsServerSentEvents() async throws {
+        try await withWebRelay(seed: ReplicatorTests.seedGateway) { web in
+            let local = GatewayDatabase(name: "local")
+            let replicator = web.relayed.replicator(.pull, into: local) { $0.continuous = true }
+            let running = Task { try await replicator.run() }
+            defer { replicator.stop() }
+            let sessionsFeed = try await StreamedGet.start(port: web.adminPort, path: "/api/events", group: web.relayed.gateway.group)
+            defer { sessionsFeed.close() }
+            let listed = try await sessionsFeed.until { $0.contains("event: sessions") && $0.contains("\"live\":true") }
+            #expect(listed.contains("text/event-stream"))
+            let id = try #require(web.history.recordings().first?.description.id)
+
+            let feed = try await StreamedGet.start(port: web.adminPort, path: "/api/sessions/\(id)/events?after=-1",
+                                                   group: web.relayed.gateway.group)
+            defer { feed.close() }
+            _ = try await feed.until { $0.contains("event: messages") && $0.contains("subChanges") }
+            try web.relayed.gateway.database.put("late-arrival", body: ["name": .string("streamed")])
+            let streamed = try await feed.until { $0.contains("late-arrival") }
+            #expect(streamed.contains("\"p\":\"rev\""))
+            replicator.stop()
+            _ = try await running.value
+        }
+    }
+
+    @Test func aCheckpointLoopIsAFindingThatCitesItsMessage() async throws {
+        try await withWebRelay { web in
+            try await web.provokeCheckpointLoop()
+            await web.relayed.recorder.waitForClosedSessions(1)
+            let id = try #require(web.history.recordings().first?.description.id)
+            let findings = try #require(try await web.json("/api/sessions/\(id)/findings")["findings"] as? [[String: Any]])
+            let loop = try #require(findings.first { ($0["finding"] as? [String: Any])?["kind"] as? String == "checkpointConflictLoop" })
+            let seq = try #require(loop["seq"] as? Int)
+            let cited = try await web.json("/api/sessions/\(id)/messages/\(seq)")
+            #expect((cited["row"] as? [String: Any])?["p"] as? String == "setCheckpoint")
+        }
+    }
+}
