@@ -167,6 +167,21 @@ struct LiteCore4TLSAndReplayTests {
         try await harness.shutdown()
     }
 
+    /// LiteCore 4.0's TLS (mbedTLS 3.6) matches `127.0.0.1` against an `IP:` subjectAltName: the
+    /// `DNS:127.0.0.1` entry LiteCore 3.1 needs is not needed here.
+    @Test func aCertificateWithOnlyAnIPAddressIsEnough() async throws {
+        let cblite = try CBLite(executable: CBLite.path4)
+        defer { cblite.cleanUp() }
+        let (certificate, key) = try LiteCoreTLSAndReplayTests.certificate(in: cblite.directory, commonName: "localhost",
+                                                                           names: "IP:127.0.0.1")
+        let harness = try await InteropHarness.start(seed: { try $0.put("one", body: ["n": .number("1")]) },
+                                                     relay: { $0.serverTLS = BLIPServerTLS(certificateChainPath: certificate, privateKeyPath: key) })
+        let local = try cblite.vectorDatabase("local")
+        let pulled = try cblite.run(["pull", "-x", "--cacert", certificate, local, harness.url(secure: true)])
+        #expect(pulled.status == 0 && pulled.output.contains("Completed 1 docs"), "\(pulled.output)")
+        try await harness.shutdown()
+    }
+
     /// The one capture file the relay wrote to `directory`.
     private func captured(in directory: URL) throws -> String {
         let file = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasSuffix(".blipcap") })
