@@ -216,7 +216,7 @@ struct LiteCore4TLSAndReplayTests {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await ReplayServer.start(script, configuration: ReplayConfiguration(), group: group)
         let second = try cblite.vectorDatabase("second")
-        let replayed = try cblite.run(["pull", "-x", second, "ws://127.0.0.1:\(server.port)/db"], seconds: 60)
+        let replayed = try await cblite.runOffThePool(["pull", "-x", second, "ws://127.0.0.1:\(server.port)/db"], seconds: 60)
         await server.stop()
         try await group.shutdownGracefully()
         #expect(replayed.status == 0 && replayed.output.contains("Completed 120 docs"), "\(replayed.output)")

@@ -140,6 +140,8 @@ struct LiteCoreThroughRelayTests {
             #expect(result.status == 0, "\(result.output)")
             #expect(ids.count == (policy.contains("filterChanges") ? 90 : 100), "\(policy)")
             #expect(harness.events.decodeErrors == 0)
+            let findings = harness.events.summaries.flatMap { $0.replication?.findings ?? [] }
+            #expect(findings.isEmpty, "no false findings: \(findings)")
             try await harness.shutdown()
         }
     }
@@ -263,7 +265,7 @@ struct LiteCoreTLSAndReplayTests {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await ReplayServer.start(script, configuration: ReplayConfiguration(), group: group)
         let second = try cblite.database("second")
-        let replayed = try cblite.run(["pull", second, "ws://127.0.0.1:\(server.port)/db"], seconds: 60)
+        let replayed = try await cblite.runOffThePool(["pull", second, "ws://127.0.0.1:\(server.port)/db"], seconds: 60)
         await server.stop()
         try await group.shutdownGracefully()
         #expect(replayed.status == 0 && replayed.output.contains("Completed 120 docs"), "\(replayed.output)")
