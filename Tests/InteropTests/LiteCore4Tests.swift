@@ -10,47 +10,14 @@ import Testing
 /// done, 0 decode errors at the relay and no protocol violations or findings from the analyzer.
 @Suite(.serialized, .enabled(if: CBLite.available4, "set BLIPSCOPE_CBLITE4 to a cblite 4.0 binary"))
 struct LiteCore4Tests {
-    /// A new, empty version-vector database (`--upgrade=vv`), with its blob folder.
-    private func vectorDatabase(_ cblite: CBLite, _ name: String) throws -> String {
-        let path = cblite.directory.appendingPathComponent("\(name).cblite2").path
-        let made = try cblite.run(["--create", "--upgrade=vv", "info", path])
-        guard made.status == 0 else { throw CBLiteFailure(made.output) }
-        try FileManager.default.createDirectory(atPath: path + "/Attachments", withIntermediateDirectories: true)
-        return path
-    }
-
-    /// Writes `documents` with the tool's interactive `put` (cblite 4.0's `cp` import crashes at
-    /// its end), so each gets a version of the database's own.
-    private func put(_ documents: [[String: Any]], into path: String, _ cblite: CBLite) throws {
-        var script = ""
-        for var document in documents {
-            let id = document.removeValue(forKey: "_id") as! String
-            script += "put \(id) " + String(decoding: try JSONSerialization.data(withJSONObject: document), as: UTF8.self) + "\n"
-        }
-        let result = try cblite.start(["--writeable", path], input: script + "quit\n").finish(within: 120)
-        guard result.status == 0 else { throw CBLiteFailure(result.output) }
-    }
-
-    /// 0 decode errors, CBMobile_4 chosen, and no violations; no findings either for sessions
-    /// that ended on their own (a killed continuous one may leave work outstanding).
-    private func checkAnalysis(_ harness: InteropHarness, findings: Bool = true) {
-        #expect(harness.events.decodeErrors == 0)
-        for summary in harness.events.summaries {
-            #expect(summary.info.subprotocol == "BLIP_3+CBMobile_4")
-            #expect(summary.replication?.protocolViolations == 0)
-            let found = summary.replication?.findings.map { "\($0.kind)" } ?? []
-            if findings { #expect(found.isEmpty, "\(found)") }
-        }
-    }
-
     @Test(arguments: [false, true])
     func pushAndPullThreeHundredDocumentsWithLargeOnesAndDeletions(throughRelay: Bool) async throws {
         let cblite = try CBLite(executable: CBLite.path4)
         defer { cblite.cleanUp() }
         let harness = try await InteropHarness.start()
         let url = throughRelay ? harness.url() : "ws://127.0.0.1:\(harness.gateway.port)/db"
-        let source = try vectorDatabase(cblite, "source")
-        try put(mixedDocuments(300), into: source, cblite)
+        let source = try cblite.vectorDatabase("source")
+        try cblite.put(mixedDocuments(300), into: source)
         let pushed = try cblite.run(["push", source, url])
         #expect(pushed.status == 0 && pushed.output.contains("Completed 300 docs"), "\(pushed.output)")
         #expect(harness.database.documentCount() == 300)
@@ -63,13 +30,13 @@ struct LiteCore4Tests {
         #expect(again.status == 0 && again.output.contains("Completed 4 docs"), "\(again.output)")
         #expect(harness.database.document("doc-0100")?.isDeleted == true)
 
-        let copy = try vectorDatabase(cblite, "copy")
+        let copy = try cblite.vectorDatabase("copy")
         let pulled = try cblite.run(["pull", "-x", copy, url])
         #expect(pulled.status == 0 && pulled.output.contains("Completed 297 docs"), "\(pulled.output)")
         #expect(try cblite.documentIDs(copy).count == 297)
         let listed = try cblite.run(["ls", "-l", copy]).output
         #expect(listed.contains(String(stored.current.prefix(16))) || listed.contains("@"), "versions, not rev-tree IDs")
-        if throughRelay { checkAnalysis(harness) }
+        if throughRelay { harness.checkVersionVectorAnalysis() }
         try await harness.shutdown()
     }
 
@@ -81,7 +48,7 @@ struct LiteCore4Tests {
             _ = try database.put("photo", body: ["title": .string("a picture")],
                                  attachments: ["photo.png": Attachment(contentType: "image/png", data: blob)])
         })
-        let local = try vectorDatabase(cblite, "local")
+        let local = try cblite.vectorDatabase("local")
         let pulled = try cblite.run(["pull", "-x", local, harness.url()])
         #expect(pulled.status == 0, "\(pulled.output)")
         #expect(cblite.blobCount(local) == 1, "LiteCore fetched the blob with getAttachment")
@@ -90,7 +57,7 @@ struct LiteCore4Tests {
         #expect(harness.databases[1].hasAttachment(digest: GatewayDatabase.attachmentDigest(of: blob)))
         #expect(harness.databases[1].document("photo")?.currentVersion?.current
                 == harness.database.document("photo")?.currentVersion?.current, "the gateway's own version, kept")
-        checkAnalysis(harness)
+        harness.checkVersionVectorAnalysis()
         try await harness.shutdown()
     }
 
@@ -98,7 +65,7 @@ struct LiteCore4Tests {
         let cblite = try CBLite(executable: CBLite.path4)
         defer { cblite.cleanUp() }
         let harness = try await InteropHarness.start(seed: { try $0.put("shared", body: ["v": .number("1")]) })
-        let alice = try vectorDatabase(cblite, "alice"), bob = try vectorDatabase(cblite, "bob")
+        let alice = try cblite.vectorDatabase("alice"), bob = try cblite.vectorDatabase("bob")
         for database in [alice, bob] { #expect(try cblite.run(["pull", "-x", database, harness.url()]).status == 0) }
         _ = try cblite.run(["put", "--update", alice, "shared", #"{"v":"alice"}"#])
         _ = try cblite.run(["put", "--update", bob, "shared", #"{"v":"bob"}"#])
@@ -112,7 +79,7 @@ struct LiteCore4Tests {
         // Bob pulls Alice's version: LiteCore keeps it as a conflict for the app to resolve.
         let pulled = try cblite.run(["pull", bob, harness.url()])
         #expect(pulled.status == 0 && pulled.output.contains("Completed 1 docs"), "\(pulled.output)")
-        checkAnalysis(harness)
+        harness.checkVersionVectorAnalysis()
         try await harness.shutdown()
     }
 
@@ -120,14 +87,14 @@ struct LiteCore4Tests {
         let cblite = try CBLite(executable: CBLite.path4)
         defer { cblite.cleanUp() }
         let harness = try await InteropHarness.start(seed: { try $0.put("first", body: ["n": .number("1")]) })
-        let source = try vectorDatabase(cblite, "source")
-        try put(mixedDocuments(120, prefix: "live"), into: source, cblite)
+        let source = try cblite.vectorDatabase("source")
+        try cblite.put(mixedDocuments(120, prefix: "live"), into: source)
         let push = try cblite.start(["push", "--continuous", source, harness.url()])
         try await withDeadline(.seconds(60)) { await harness.database.wait { $0.documentCount() == 121 } }
         let pushStopped = try push.stop()
         #expect(!pushStopped.output.contains("ERROR"), "\(pushStopped.output)")
 
-        let local = try vectorDatabase(cblite, "local")
+        let local = try cblite.vectorDatabase("local")
         let pull = try cblite.start(["pull", "--continuous", local, harness.url()])
         try await withDeadline(.seconds(60)) { await harness.events.wait { $0.revsStoredByClient == 121 } }
         // An edit made on the gateway gets a version of the gateway's own, which LiteCore takes.
@@ -136,7 +103,7 @@ struct LiteCore4Tests {
         let stopped = try pull.stop()
         #expect(!stopped.output.contains("ERROR"), "\(stopped.output)")
         #expect(try cblite.documentIDs(local).count == 122)
-        checkAnalysis(harness, findings: false)
+        harness.checkVersionVectorAnalysis(findings: false)
         try await harness.shutdown()
     }
 }

@@ -140,6 +140,8 @@ struct LiteCoreThroughRelayTests {
             #expect(result.status == 0, "\(result.output)")
             #expect(ids.count == (policy.contains("filterChanges") ? 90 : 100), "\(policy)")
             #expect(harness.events.decodeErrors == 0)
+            let findings = harness.events.summaries.flatMap { $0.replication?.findings ?? [] }
+            #expect(findings.isEmpty, "no false findings: \(findings)")
             try await harness.shutdown()
         }
     }
@@ -210,12 +212,14 @@ func withDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable ()
 struct LiteCoreTLSAndReplayTests {
     /// A self-signed certificate for 127.0.0.1 that LiteCore's TLS (mbedTLS) accepts: its
     /// subjectAltName carries `DNS:127.0.0.1` besides `IP:127.0.0.1`.
-    static func certificate(in directory: URL) throws -> (certificate: String, key: String) {
+    /// `names` and `commonName` replace those (to show what a LiteCore accepts without them).
+    static func certificate(in directory: URL, commonName: String = "127.0.0.1",
+                            names: String = "IP:127.0.0.1,DNS:127.0.0.1,DNS:localhost") throws -> (certificate: String, key: String) {
         let certificate = directory.appendingPathComponent("relay.crt").path, key = directory.appendingPathComponent("relay.key").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-                             "-addext", "subjectAltName=IP:127.0.0.1,DNS:127.0.0.1,DNS:localhost",
+        process.arguments = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=\(commonName)",
+                             "-addext", "subjectAltName=\(names)",
                              "-keyout", key, "-out", certificate]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -261,7 +265,7 @@ struct LiteCoreTLSAndReplayTests {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await ReplayServer.start(script, configuration: ReplayConfiguration(), group: group)
         let second = try cblite.database("second")
-        let replayed = try cblite.run(["pull", second, "ws://127.0.0.1:\(server.port)/db"], seconds: 60)
+        let replayed = try await cblite.runOffThePool(["pull", second, "ws://127.0.0.1:\(server.port)/db"], seconds: 60)
         await server.stop()
         try await group.shutdownGracefully()
         #expect(replayed.status == 0 && replayed.output.contains("Completed 120 docs"), "\(replayed.output)")

@@ -82,6 +82,27 @@ struct ChangesFilterTests {
         #expect(link.reports.map(\.action) == ["replace (changes 2/4)"])
     }
 
+    /// Observers (the analyzer) see the changes request as its sender sent it, four entries; the
+    /// reply they are given must be the one that sender got, in the same four positions, or the
+    /// wanted entries pair with the wrong documents.
+    @Test("observers are given the filtered list's reply as its requester got it, in full positions")
+    func observersSeeTheMappedBackReply() throws {
+        let link = MediatedLink(policy: Self.filteringPolicy(hiding: ["b", "d"]))
+        link.answerServerRequests = false
+        link.clientRequest(1, profile: "changes", body: Self.changes, compressed: true)
+        try link.pump()
+        let observedRequests = link.outputs.compactMap { $0.output.decoded?.message }
+        let request = try #require(observedRequests.first)
+        #expect(String(buffer: request.body) == Self.changes, "the request as its sender sent it")
+        let received = try #require(link.serverReceived.first)
+        link.server.send(reply: .reply(to: received, body: ByteBuffer(string: #"[[],["1-x"]]"#), compressed: true))
+        try link.pump()
+        let fromServer = link.outputs.filter { $0.direction == .serverToClient }.compactMap { $0.output.decoded?.message }
+        let observed = try #require(fromServer.last)
+        #expect(observed.type == .response && observed.number == 1)
+        #expect(String(buffer: observed.body) == #"[[],0,["1-x"]]"#)
+    }
+
     @Test("an all-filtered changes list is answered by the relay; the next request keeps its place")
     func allFilteredChangesAnswered() throws {
         let link = MediatedLink(policy: Self.filteringPolicy(hiding: ["a", "b", "c\"q", "c", "d"]))

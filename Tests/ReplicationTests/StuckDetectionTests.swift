@@ -163,6 +163,38 @@ struct StuckDetectionTests {
         #expect(script.analyzer.summary().findings == [FindingTally(kind: .closedMidTransfer, findings: 1, occurrences: 50)])
     }
 
+    /// The close ends a one-shot pull before its caught-up: the closedMidTransfer finding says
+    /// so, rather than a second notCaughtUp finding for the same close.
+    @Test("a one-shot pull closed mid-transfer: one finding, which says the pull had not caught up")
+    func oneShotPullClosedMidTransfer() {
+        let script = Script()
+        script.client(request("subChanges", 1, [("batch", "200")]))
+        script.server(reply(1))
+        let entries = (1...30).map { "[\($0),\"d\($0)\",\"\(revA1)\"]" }.joined(separator: ",")
+        script.server(request("changes", 1, body: "[\(entries)]"))
+        script.client(reply(1, body: "[" + Array(repeating: "[]", count: 30).joined(separator: ",") + "]"))
+        script.server(request("rev", 2, [("id", "d1"), ("rev", revA1)], body: "{}"))
+        script.now += 1
+        script.analyzer.observeClose(from: .serverToClient, code: 1011, reason: "injected", at: script.now)
+        script.analyzer.observeClose(from: .clientToServer, code: 1011, reason: "", at: script.now)
+
+        let all = script.analyzer.allFindings(now: .infinity)
+        #expect(all.map(\.kind) == [.closedMidTransfer])
+        #expect(all.first?.message.hasSuffix(", before the one-shot pull caught up") == true, "\(all)")
+        #expect(script.analyzer.summary().findings == [FindingTally(kind: .closedMidTransfer, findings: 1, occurrences: 30)])
+    }
+
+    @Test("a one-shot pull closed between batches, nothing on its way: notCaughtUp")
+    func oneShotPullClosedBetweenBatches() {
+        let script = Script()
+        script.client(request("subChanges", 1, [("batch", "200")]))
+        script.server(reply(1))
+        script.server(request("changes", 1, body: "[[1,\"d\",\"\(revA1)\"]]"))
+        script.client(reply(1, body: "[]"))
+        script.analyzer.observeClose(from: .serverToClient, code: 1011, reason: "injected", at: script.now + 1)
+        #expect(script.analyzer.summary().findings.map(\.kind) == [.notCaughtUp])
+    }
+
     @Test("a drop without CLOSE is named as such")
     func droppedMidTransfer() {
         let script = Script()

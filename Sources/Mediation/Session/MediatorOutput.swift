@@ -49,7 +49,9 @@ public struct MediatorOutput: Sendable {
     private var laterSends: [MediatedSend] = []
     public var timers: [MediationTimer] = []
     /// The frame as decoded (for the inspector and observers); nil for a timer. Reply numbers are
-    /// in the requester's own numbering, so replies pair with their requests.
+    /// in the requester's own numbering, so replies pair with their requests; a reply the relay
+    /// replaced (a filtered `changes`' reply mapped back to the full list) is the one the
+    /// requester got, so it pairs with the request as the requester sent it.
     public var decoded: DecodedFrame?
     public var reports: [MediationReport] = []
 

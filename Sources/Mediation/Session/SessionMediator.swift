@@ -187,6 +187,9 @@ public final class SessionMediator {
         if let complete = decoded.message {
             message.isComplete = true
             try finish(message, complete, lane: lane, other: other, into: &output)
+            // A reply the relay rewrote (a filtered changes list's, mapped back) is observed as its
+            // requester got it: it answers the request as that side sent it.
+            if !message.isRequest, case .replaced(let replacement) = message.disposition { decoded.message = replacement }
         }
         if !message.isDone, decoded.startsMessage {
             // Kept until done; a message forwarded whole in one frame is never stored.

@@ -55,7 +55,8 @@ extension SessionState {
                 "\(key.type) #\(key.number) from \(key.direction) is paused waiting for ACKs \(Self.age(now - since))",
                 number: key.number)
         }
-        if continuous == false, let sender = subChangesSender, caughtUpTime == nil, let start = subChangesTime {
+        if continuous == false, let sender = subChangesSender, caughtUpTime == nil, let start = subChangesTime,
+           closedMidTransfer == nil {
             let idleSince = max(start, lastChangesTime ?? start)
             if now - idleSince > limits.caughtUpTimeout {
                 add(.notCaughtUp, sender.reversed, idleSince,
@@ -81,8 +82,9 @@ extension SessionState {
         var parts: [String] = []
         if !wanted.isEmpty { parts.append("\(wanted.count) wanted and never sent") }
         if unanswered > 0 { parts.append("\(unanswered) sent and never answered") }
+        let pull = continuous == false && subChangesSender != nil && caughtUpTime == nil ? ", before the one-shot pull caught up" : ""
         return Finding(kind: .closedMidTransfer, connection: connection, time: close.time, side: nil,
-                       message: "\(close.summary) with \(outstanding) revision(s) outstanding (\(parts.joined(separator: ", ")))",
+                       message: "\(close.summary) with \(outstanding) revision(s) outstanding (\(parts.joined(separator: ", ")))\(pull)",
                        count: outstanding)
     }
 

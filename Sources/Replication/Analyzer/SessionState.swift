@@ -245,7 +245,10 @@ struct SessionState {
     mutating func observeClose(from direction: BLIPDirection?, code: Int?, reason: String, at time: Double) {
         lastTime = time
         closes.append(CloseRecord(from: direction?.description, code: code, reason: reason, time: time))
-        if closes.count == 1, continuous == false, let sender = subChangesSender, caughtUpTime == nil {
+        // A close that cut revisions short is one closedMidTransfer finding, which says the pull
+        // had not caught up; notCaughtUp is for a close between batches.
+        if closes.count == 1, continuous == false, let sender = subChangesSender, caughtUpTime == nil,
+           closedMidTransferFinding() == nil {
             report(.notCaughtUp, side: sender.reversed, at: time,
                    text: "one-shot pull closed before the empty changes message that signals caught-up")
         }

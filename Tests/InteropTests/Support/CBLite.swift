@@ -72,6 +72,17 @@ struct CBLite: Sendable {
         return try process.finish(within: seconds)
     }
 
+    /// ``run(_:seconds:)`` waiting on a Dispatch thread, not on one of Swift's few cooperative
+    /// threads: for runs whose other end (a replay) is driven by Swift tasks, which a blocked
+    /// cooperative pool would starve until the timeout.
+    func runOffThePool(_ arguments: [String], seconds: Double = 120) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Swift.Result { try run(arguments, seconds: seconds) })
+            }
+        }
+    }
+
     func start(_ arguments: [String], input: String? = nil) throws -> Running {
         try Running(executable: executable, arguments: arguments, input: input)
     }
