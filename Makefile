@@ -2,12 +2,18 @@
 #   make test   installs missing system packages, builds, runs every test
 #   make demo   installs missing system packages, builds in release mode, runs the main job
 #   make fuzz   builds the libFuzzer targets in Fuzz/ (ASan) and runs each for FUZZ_SECONDS
+#   make soak   builds in release mode and runs `bench soak` for SOAK_MESSAGES numbered messages
+#               (`make test` runs a short soak too: Tests/SoakTests)
 SWIFT ?= swift
 # chromium, python3 and a font: the web view's browser test (headless Chromium over the DevTools protocol).
 SYSTEM_PACKAGES := libpcap-dev zlib1g-dev libssl-dev tshark openssl prometheus chromium python3 fonts-dejavu-core
 # `make bench` also compares the relay with nginx as a blind WebSocket proxy.
 BENCH_PACKAGES := nginx-light
 BIN := .build/release/blipscope
+
+# make soak: 200 churning sessions through a relay child; exits non-zero when the run fails its target.
+SOAK_MESSAGES ?= 10000000
+SOAK_SESSIONS ?= 200
 
 # Fuzzing: Fuzz/ is a package of its own (the main package never sees the sanitizer flags).
 # --sanitize fuzzer: SwiftPM then links libFuzzer's main() (without it, it points main at the
@@ -25,7 +31,7 @@ FUZZ_BUILD_FLAGS := -c release --package-path Fuzz --scratch-path $(FUZZ_SCRATCH
 # with the run's log beside them; the seeds in Fuzz/Corpus/<target> are only read.
 FUZZ_OPTIONS := -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 $(FUZZ_EXTRA)
 
-.PHONY: setup build release test demo bench clean fuzz fuzz-build
+.PHONY: setup build release test demo bench soak clean fuzz fuzz-build
 
 setup:
 	@missing=""; for p in $(SYSTEM_PACKAGES) $(EXTRA_PACKAGES); do \
@@ -58,6 +64,9 @@ bench:
 	$(BIN) bench relay --nginx
 	$(BIN) bench pull
 	$(BIN) bench analyzer
+
+soak: release
+	$(BIN) bench soak --messages $(SOAK_MESSAGES) --sessions $(SOAK_SESSIONS)
 
 fuzz-build: setup
 	$(SWIFT) build $(FUZZ_BUILD_FLAGS)

@@ -135,10 +135,21 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        .target(
+            name: "Soak",
+            dependencies: [
+                "BLIPCore", "BLIPNIO", "Gateway", "Capture",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "blipscope",
             dependencies: [
                 "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication", "Gateway", "Replay", "Mediation", "Policy", "WebView",
+                "Soak",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -221,6 +232,10 @@ let package = Package(
         .testTarget(
             name: "WebViewTests",
             dependencies: ["WebView", "Capture", "BLIPCore", "Replication", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .testTarget(
+            name: "SoakTests",
+            dependencies: ["Soak", "BLIPTestSupport"]
         ),
         .testTarget(
             name: "CaptureTests",

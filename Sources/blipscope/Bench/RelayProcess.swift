@@ -6,10 +6,15 @@ final class RelayProcess {
     let process = Process()
     let port: Int
 
-    init(upstreamPort: Int, logFile: String, extraArguments: [String] = []) throws {
+    convenience init(upstreamPort: Int, logFile: String, extraArguments: [String] = []) throws {
+        try self.init(arguments: ["relay", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(upstreamPort)",
+                                  "--log-file", logFile] + extraArguments)
+    }
+
+    /// This executable with `arguments` (which start with `relay` and listen on port 0).
+    init(arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        process.arguments = ["relay", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(upstreamPort)",
-                             "--log-file", logFile] + extraArguments
+        process.arguments = arguments
         let errors = Pipe()
         process.standardError = errors
         try process.run()

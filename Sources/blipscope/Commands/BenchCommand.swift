@@ -5,7 +5,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks, to run in release mode (swift build -c release).",
-        subcommands: [CodecBench.self, RelayBench.self, PullBench.self, PolicyBench.self, AnalyzerBench.self]
+        subcommands: [CodecBench.self, RelayBench.self, PullBench.self, PolicyBench.self, AnalyzerBench.self, SoakBench.self]
     )
 }
 

@@ -1,0 +1,29 @@
+/// What the relay's own metrics (`/metrics` on its admin listener) said at the end of a soak.
+public struct RelayCounters: Sendable, Equatable, Codable {
+    /// Complete BLIP messages the relay decoded, both directions, every type and profile.
+    public var messages = 0
+    /// `blipscope_decode_failures_total`, every direction and kind.
+    public var decodeFailures = 0
+    /// Sessions the relay opened.
+    public var sessions = 0
+    /// Sessions it closed, by close reason.
+    public var closeReasons: [String: Int] = [:]
+    /// Capture bytes written and records dropped (the drop count must stay 0 under back-pressure).
+    public var captureBytes = 0
+    public var captureDropped = 0
+    /// Sessions open at the last scrape.
+    public var activeSessions = 0
+
+    public init() {}
+
+    /// Reads the counters from a Prometheus text exposition.
+    public init(metrics: MetricsText) {
+        messages = metrics.sum("blipscope_messages_total")
+        decodeFailures = metrics.sum("blipscope_decode_failures_total")
+        sessions = metrics.sum("blipscope_sessions_total")
+        closeReasons = metrics.sums("blipscope_sessions_closed_total", by: "close_reason")
+        captureBytes = metrics.sum("blipscope_capture_bytes_total")
+        captureDropped = metrics.sum("blipscope_capture_dropped_total")
+        activeSessions = metrics.sum("blipscope_sessions_active")
+    }
+}
