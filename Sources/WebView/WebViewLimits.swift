@@ -17,6 +17,11 @@ public struct WebViewLimits: Sendable, Equatable {
     public var maxPreviewBytesPerSession = 2 << 20
     /// A message's properties are kept (copied) up to this size; larger ones are summarized.
     public var maxPropertyBytes = 8 * 1024
+    /// Frames kept per message for its detail (and as many ACKs); more are counted ("+N more").
+    public var maxFramesPerMessage = 64
+    /// Messages partly received whose frames and ACKs are held until they complete; beyond it
+    /// the table is cleared (those messages then show only their frame count).
+    public var maxMessagesInProgress = 1024
     /// Rows one live feed sends per poll and the most a viewer may lag behind: a viewer further
     /// behind (its connection was slow, or the session runs faster than 2 × this many messages a
     /// second) skips ahead to the newest and is told how many messages it missed. This is what

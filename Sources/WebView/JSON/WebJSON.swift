@@ -175,6 +175,7 @@ public enum WebJSON {
         json.string("bodyBase64", Data(record.bodyPreview).base64EncodedString())
         json.int("frames", record.frameCount)
         json.int("acks", record.acks)
+        carriage(record, started: recording.started, into: &json)
         json.bool("compressed", record.flags.isCompressed)
         json.beginArray("docs")
         for doc in record.documentIDs() { json.string(nil, doc) }
@@ -185,6 +186,46 @@ public enum WebJSON {
         }
         json.endObject()
         return json.text
+    }
+
+    /// The frames and ACKs that carried a message: `frameList` (`d` direction, `fl` flags with
+    /// `M` for MoreComing, `w` on-wire bytes of the whole frame, `t` time), `framesNotKept` (the
+    /// earlier frames beyond ``WebViewLimits/maxFramesPerMessage``, between the kept ones and
+    /// the last), `ackList` (`from` the side that sent it, `bytes` acknowledged, `t`), `acksNotKept`.
+    static func carriage(_ record: MessageRecord, started: Double, into json: inout JSONText) {
+        let carriage = record.carriage
+        let direction = Int(record.direction.rawValue)
+        func frame(_ frame: MessageCarriage.Frame) {
+            json.beginObject()
+            json.int("d", direction)
+            var text = flags(FrameFlags(rawValue: frame.flags))
+            if frame.flags & FrameFlags.moreComing != 0 { text = "M" + text }
+            json.string("fl", text)
+            json.int("w", Int(frame.wireBytes))
+            json.double("t", time(frame.time, started))
+            json.endObject()
+        }
+        json.beginArray("frameList")
+        for earlier in carriage?.frames ?? [] { frame(earlier) }
+        frame(MessageCarriage.lastFrame(of: record, carriage: carriage))
+        json.endArray()
+        // Earlier frames not kept, and earlier frames that never reached the history (the
+        // message began before it was recorded, or the in-progress table was cleared).
+        json.int("framesNotKept", max(carriage?.framesNotKept ?? 0, record.frameCount - 1 - (carriage?.frames.count ?? 0)))
+        json.beginArray("ackList")
+        for ack in carriage?.acks ?? [] {
+            json.beginObject()
+            json.int("from", Int(ack.from.rawValue))
+            json.int("bytes", Int(clamping: ack.bytes))
+            json.double("t", time(ack.time, started))
+            json.endObject()
+        }
+        json.endArray()
+        json.int("acksNotKept", carriage?.acksNotKept ?? 0)
+    }
+
+    static func time(_ time: Double, _ started: Double) -> Double? {
+        time.isFinite ? ((time - started) * 1e6).rounded() / 1e6 : nil
     }
 
     // MARK: findings and documents

@@ -328,8 +328,9 @@ function messageDetail(m) {
   const out = [el("h3", {}, `${arrows[r.d]} ${r.ty}#${r.n} ${r.p || ""}`), el("p", { class: "summary" }, r.s)];
   const facts = [["seq", r.i], ["time", r.t.toFixed(6) + " s"], ["flags", r.fl || "—"], ["on the wire", bytes(r.w)],
     ["uncompressed", bytes(r.u)], ["body", bytes(m.bodyBytes) + (m.bodyKept < m.bodyBytes ? ` (first ${bytes(m.bodyKept)} kept)` : "")],
-    ["frames", m.frames], ["ACKs received for it", m.acks], ["round trip", r.r === null ? "—" : seconds(r.r)]];
+    ["frames", m.frames], ["ACKs for it", m.acks], ["round trip", r.r === null ? "—" : seconds(r.r)]];
   out.push(el("table", { class: "facts" }, ...facts.map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, String(v))))));
+  out.push(carriageView(m));
   if (m.linked) {
     const l = m.linked;
     out.push(el("p", {}, (l.ty === "MSG" ? "Request: " : "Reply: "),
@@ -343,6 +344,30 @@ function messageDetail(m) {
   out.push(el("h4", {}, "Body"));
   out.push(bodyView(m.bodyBase64, m.bodyKept < m.bodyBytes));
   return out;
+}
+
+// The frames and ACKs that carried the message: frames before the last are kept up to a
+// limit (the rest counted), the last frame is made from the message itself.
+function carriageView(m) {
+  const frameNames = { M: "MoreComing", Z: "Compressed", U: "Urgent", N: "NoReply" };
+  const flagText = (fl) => [...fl].map((c) => frameNames[c] || c).join(" ") || "—";
+  const rows = [];
+  const frames = m.frameList || [];
+  frames.forEach((f, index) => {
+    if (index === frames.length - 1 && m.framesNotKept) {
+      rows.push(el("tr", { class: "more" }, el("td", { colspan: 5 }, `+${m.framesNotKept} more frame(s) not kept`)));
+    }
+    rows.push(el("tr", { class: "frame" }, el("td", {}, "frame " + (index === frames.length - 1 ? m.frames : index + 1)),
+      el("td", {}, arrows[f.d]), el("td", {}, flagText(f.fl)), el("td", {}, bytes(f.w)), el("td", {}, f.t === null ? "" : f.t.toFixed(6) + " s")));
+  });
+  for (const a of m.ackList || []) {
+    rows.push(el("tr", { class: "ack" }, el("td", {}, "ACK"), el("td", {}, arrows[a.from]),
+      el("td", {}, `${bytes(a.bytes)} received`), el("td", {}, ""), el("td", {}, a.t === null ? "" : a.t.toFixed(6) + " s")));
+  }
+  if (m.acksNotKept) rows.push(el("tr", { class: "more" }, el("td", { colspan: 5 }, `+${m.acksNotKept} more ACK(s) not kept`)));
+  return el("details", { class: "carriage", id: "carriage", open: frames.length > 1 || (m.ackList || []).length > 0 },
+    el("summary", {}, `Frames and ACKs (${m.frames} frame(s), ${m.acks} ACK(s))`),
+    el("table", { class: "frames" }, el("tr", {}, ...["", "dir", "flags", "on the wire", "time"].map((h) => el("th", {}, h))), ...rows));
 }
 
 function bodyView(base64, truncated) {
