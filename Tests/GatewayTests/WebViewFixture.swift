@@ -173,3 +173,39 @@ final class StreamedGet: ChannelInboundHandler, @unchecked Sendable {
         return out
     }
 }
+
+/// GET over loopback, the answer's bytes as they came (a file download: `Connection: close`).
+func webGetBytes(port: Int, path: String, group: any EventLoopGroup) async throws -> (status: Int, head: String, body: [UInt8]) {
+    let collector = ByteCollector()
+    let channel = try await ClientBootstrap(group: group)
+        .channelInitializer { channel in channel.pipeline.addHandler(collector) }
+        .connect(host: "127.0.0.1", port: port).get()
+    let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n"
+    try await channel.writeAndFlush(ByteBuffer(string: request)).get()
+    let bytes = try await withTimeout(.seconds(60)) { try await collector.done.futureResult.get() }
+    let separator: [UInt8] = Array("\r\n\r\n".utf8)
+    guard let split = (0..<max(0, bytes.count - 3)).first(where: { Array(bytes[$0..<$0 + 4]) == separator }) else {
+        return (0, String(decoding: bytes, as: UTF8.self), [])
+    }
+    let head = String(decoding: bytes[..<split], as: UTF8.self)
+    let status = Int(head.split(separator: " ", maxSplits: 2).dropFirst().first ?? "") ?? 0
+    return (status, head, Array(bytes[(split + 4)...]))
+}
+
+/// Collects every byte of a connection until it closes.
+final class ByteCollector: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    private var bytes: [UInt8] = []
+    let done: EventLoopPromise<[UInt8]>
+
+    init() {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        done = loop.makePromise()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        bytes += unwrapInboundIn(data).readableBytesView
+    }
+
+    func channelInactive(context: ChannelHandlerContext) { done.succeed(bytes) }
+}

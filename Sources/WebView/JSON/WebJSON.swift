@@ -11,12 +11,16 @@ public enum WebJSON {
 
     // MARK: sessions
 
-    /// `GET /api/sessions`: every kept session, live and closed, oldest first.
-    public static func sessions(_ history: SessionHistory, now: Double) -> String {
+    /// `GET /api/sessions`: every kept session, live and closed, oldest first. `captured`: the
+    /// sessions whose capture can be downloaded (`"capture": true`; the page offers the links
+    /// only then).
+    public static func sessions(_ history: SessionHistory, now: Double, captured: Set<UInt64> = []) -> String {
         var json = JSONText(capacity: 4096)
         json.beginObject()
         json.beginArray("sessions")
-        for recording in history.recordings() { session(recording, now: now, into: &json) }
+        for recording in history.recordings() {
+            session(recording, now: now, captured: captured.contains(recording.description.id), into: &json)
+        }
         json.endArray()
         json.int("notRecorded", history.notRecorded)
         limits(history.limits, into: &json)
@@ -24,14 +28,14 @@ public enum WebJSON {
         return json.text
     }
 
-    /// `GET /api/sessions/{id}`.
-    public static func session(_ recording: SessionRecording, now: Double) -> String {
+    /// `GET /api/sessions/{id}`; `captured` nil leaves `capture` out (the live feed's updates).
+    public static func session(_ recording: SessionRecording, now: Double, captured: Bool? = nil) -> String {
         var json = JSONText()
-        session(recording, now: now, into: &json)
+        session(recording, now: now, captured: captured, into: &json)
         return json.text
     }
 
-    static func session(_ recording: SessionRecording, now: Double, into json: inout JSONText) {
+    static func session(_ recording: SessionRecording, now: Double, captured: Bool?, into json: inout JSONText) {
         let snapshot = recording.snapshot()
         let description = recording.description
         let end = snapshot.endTime ?? now
@@ -52,6 +56,7 @@ public enum WebJSON {
         json.int("errors", snapshot.errors)
         json.int("total", snapshot.total)
         json.int("oldest", snapshot.oldest)
+        if let captured { json.bool("capture", captured) }
         if let analyzer = recording.analyzer {
             let summary = analyzer.summary()
             json.beginObject("replication")

@@ -132,7 +132,7 @@ function renderSessions(list) {
     const attachments = r.pushed ? (r.pushed.attachmentsSent + r.pulled.attachmentsSent) : 0;
     const findings = s.findings ? s.findings.count : 0;
     const badge = findings ? el("span", { class: "badge", title: s.findings.kinds.join(", ") }, findings + " " + s.findings.kinds.join(", ")) : "";
-    const capture = el("span", { class: "capture" },
+    const capture = !s.capture ? "" : el("span", { class: "capture" },
       el("a", { href: api(`/api/sessions/${s.id}/capture.blipcap`), download: true }, ".blipcap"), " ",
       el("a", { href: api(`/api/sessions/${s.id}/capture.pcap`), download: true }, "pcap"));
     return el("tr", { class: "session " + (s.live ? "live" : "closed"), "data-id": s.id, onclick: () => { location.hash = `#/s/${s.id}/messages`; } },
