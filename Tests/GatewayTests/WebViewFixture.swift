@@ -104,11 +104,15 @@ final class StreamedGet: ChannelInboundHandler, @unchecked Sendable {
     private var waiters: [(check: @Sendable (String) -> Bool, continuation: CheckedContinuation<String, Never>)] = []
     private(set) var channel: (any Channel)?
 
-    static func start(port: Int, path: String, group: any EventLoopGroup) async throws -> StreamedGet {
+    /// `stalled`: the viewer reads nothing (a small receive buffer, reading off) until ``resume()``.
+    static func start(port: Int, path: String, group: any EventLoopGroup, stalled: Bool = false) async throws -> StreamedGet {
         let reader = StreamedGet()
-        let channel = try await ClientBootstrap(group: group)
+        var bootstrap = ClientBootstrap(group: group)
             .channelInitializer { channel in channel.pipeline.addHandler(reader) }
-            .connect(host: "127.0.0.1", port: port).get()
+        if stalled {
+            bootstrap = bootstrap.channelOption(.socketOption(.so_rcvbuf), value: 4096).channelOption(.autoRead, value: false)
+        }
+        let channel = try await bootstrap.connect(host: "127.0.0.1", port: port).get()
         reader.channel = channel
         let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n"
         try await channel.writeAndFlush(ByteBuffer(string: request)).get()
@@ -159,6 +163,26 @@ final class StreamedGet: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func close() { channel?.close(promise: nil) }
+
+    /// A stalled viewer starts reading.
+    func resume() async throws {
+        guard let channel else { return }
+        try await channel.setOption(.autoRead, value: true).get()
+        channel.read()
+    }
+
+    /// The seqs of every row received in `messages` events, in order.
+    static func rowSeqs(_ text: String) -> [Int] {
+        var seqs: [Int] = []
+        for line in text.split(separator: "\n") where line.hasPrefix("data: {\"rows\":") {
+            var rest = line[...]
+            while let range = rest.range(of: "{\"i\":") {
+                rest = rest[range.upperBound...]
+                if let end = rest.firstIndex(where: { !$0.isNumber }), let seq = Int(rest[..<end]) { seqs.append(seq) }
+            }
+        }
+        return seqs
+    }
 
     private static func dechunk(_ text: String) -> String {
         guard let split = text.range(of: "\r\n\r\n") else { return text }

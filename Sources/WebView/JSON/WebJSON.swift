@@ -88,7 +88,7 @@ public enum WebJSON {
         json.int("maxClosedSessions", limits.maxClosedSessions)
         json.int("maxMessagesPerSession", limits.maxMessagesPerSession)
         json.int("bodyPreviewBytes", limits.bodyPreviewBytes)
-        json.int("maxViewerBacklog", limits.maxViewerBacklog)
+        json.int("maxViewerBatchBytes", limits.maxViewerBatchBytes)
         json.endObject()
     }
 
