@@ -6,7 +6,8 @@ import Replication
 /// Every property shown is redacted (``Redaction``); times are seconds since the session opened
 /// unless named `…WallClock`.
 public enum WebJSON {
-    /// Doc IDs a message row carries for the page's own filtering; the detail has them all.
+    /// Doc IDs a message row carries (`docs`, with `dx` when it names more); the detail has
+    /// them all, and the page's document filter asks the server (`doc=`), which reads them all.
     public static let rowDocuments = 8
 
     // MARK: sessions
@@ -117,7 +118,8 @@ public enum WebJSON {
 
     /// One row: `i` seq, `t` time, `d` 0 client→server / 1 server→client, `ty` type, `n` number,
     /// `fl` flags, `p` profile, `s` summary, `w` wire bytes, `u` uncompressed bytes, `r` round trip,
-    /// `l` linked seq (-1 none), `e` error, `f` findings raised, `docs` first document IDs.
+    /// `l` linked seq (-1 none), `e` error, `f` findings raised, `docs` first document IDs (`dx` when
+    /// there are more than ``rowDocuments``).
     public static func row(_ record: MessageRecord, started: Double) -> String {
         var json = JSONText()
         row(record, started: started, into: &json)
@@ -141,11 +143,13 @@ public enum WebJSON {
         json.bool("e", record.isError)
         json.int("f", record.analysis?.findings.count ?? 0)
         if record.byRelay { json.bool("relay", true) }
-        let docs = record.documentIDs(limit: rowDocuments)
+        let docs = record.documentIDs(limit: rowDocuments + 1)
         if !docs.isEmpty {
             json.beginArray("docs")
-            for doc in docs { json.string(nil, doc) }
+            for doc in docs.prefix(rowDocuments) { json.string(nil, doc) }
             json.endArray()
+            // It names more: the page asks the server (`doc=`) to filter by document exactly.
+            if docs.count > rowDocuments { json.bool("dx", true) }
         }
         json.endObject()
     }
