@@ -199,7 +199,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "Relay", "Policy", "BLIPNIO", "BLIPCore", "Replication", "BLIPTestSupport", "WebView",
+                "Gateway", "Relay", "Policy", "BLIPNIO", "BLIPCore", "Replication", "BLIPTestSupport", "WebView", "Capture",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -17,11 +17,22 @@ public struct WebViewLimits: Sendable, Equatable {
     public var maxPreviewBytesPerSession = 2 << 20
     /// A message's properties are kept (copied) up to this size; larger ones are summarized.
     public var maxPropertyBytes = 8 * 1024
-    /// Rows one live feed sends per poll and the most a viewer may lag behind: a viewer further
-    /// behind (its connection was slow, or the session runs faster than 2 × this many messages a
-    /// second) skips ahead to the newest and is told how many messages it missed. This is what
-    /// bounds the relay's cost of each viewer whatever the session's rate.
-    public var maxViewerBacklog = 100
+    /// Frames kept per message for its detail (and as many ACKs); more are counted ("+N more").
+    public var maxFramesPerMessage = 64
+    /// Messages partly received whose frames and ACKs are held until they complete; beyond it
+    /// the table is cleared (those messages then show only their frame count).
+    public var maxMessagesInProgress = 1024
+    /// Bytes of rows one live feed sends at once (at least one row). A batch that was full is
+    /// followed by the next as soon as the viewer's connection took it, so a viewer that keeps up
+    /// gets every message whatever the session's rate; rows are formatted once for all viewers.
+    public var maxViewerBatchBytes = 256 * 1024
+    /// The kernel's send buffer for a live feed's connection (`SO_SNDBUF`): with the one batch
+    /// NIO may hold, what a viewer that stops reading holds up at most.
+    public var viewerSendBufferBytes = 256 * 1024
+    /// Feed intervals a batch may wait untaken (the viewer's buffer full) before the viewer is
+    /// behind: it then skips to the newest message and is told how many it missed. A viewer
+    /// that is not sent to costs the relay nothing.
+    public var viewerStallPolls = 2
     /// Live feeds (Server-Sent Events streams) open at once; more are answered 503.
     public var maxViewers = 32
     /// Messages one JSON page returns at most.

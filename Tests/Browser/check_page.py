@@ -64,6 +64,26 @@ def main():
         browser.wait_for("document.querySelector('#detail #linked') !== null", "the link to its reply")
         shot("web-messages.png")
 
+        # The frames and ACKs that carried a message: the large document's rev takes several.
+        browser.evaluate("(() => { const seq = blipscope.state.rows.find(r => r.p === 'rev' && r.ty === 'MSG' && "
+                         "(r.docs || []).includes('bulk-large')).i; "
+                         f"location.hash = '#/s/{live}/m/' + seq; return true; }})()")
+        browser.wait_for("document.querySelectorAll('#carriage tr.frame').length > 1 && "
+                         "document.querySelector('#carriage tr.frame').textContent.includes('MoreComing') && "
+                         "document.querySelector('#carriage').open", "the frames that carried the large rev")
+        browser.evaluate("document.getElementById('carriage').scrollIntoView(); true")
+        shot("web-message-frames.png")
+
+        # The document filter finds a document beyond the first 8 a changes row carries.
+        browser.evaluate("(() => { blipscope.state.filter.profile = ''; const d = document.getElementById('f-doc'); "
+                         "d.value = 'bulk-12'; d.dispatchEvent(new Event('input')); return true; })()")
+        browser.wait_for("blipscope.state.view.some(i => blipscope.state.rows[i].p === 'changes') && "
+                         "blipscope.state.view.every(i => blipscope.state.rows[i].p !== 'subChanges')",
+                         "the changes batch naming bulk-12 among the filtered rows")
+        browser.evaluate("(() => { const d = document.getElementById('f-doc'); d.value = ''; d.dispatchEvent(new Event('input')); "
+                         "const s = document.getElementById('f-profile'); s.value = 'rev'; s.dispatchEvent(new Event('change')); "
+                         "return true; })()")
+
         # A document's timeline opens from a document ID.
         browser.evaluate("document.querySelector('#detail a.doc').click(); true")
         browser.wait_for("document.querySelectorAll('#timeline tr.event').length > 0", "the document's timeline")

@@ -1,4 +1,6 @@
 import BLIPTestSupport
+import Capture
+import WebView
 import Gateway
 import Foundation
 import NIOPosix
@@ -39,7 +41,7 @@ import Testing
         }
     }
 
-    @Test func theSessionsCaptureCanBeDownloadedFromThePage() async throws {
+    @Test func theSessionsCaptureAndPcapAreDownloadedFromThePageAndReadBack() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-web-capture-\(getpid())").path
         try? FileManager.default.removeItem(atPath: directory)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -47,14 +49,53 @@ import Testing
             let local = GatewayDatabase(name: "local")
             _ = try await web.relayed.replicator(.pull, into: local).run()
             await web.relayed.recorder.waitForClosedSessions(1)
-            let id = try #require(web.history.recordings().first?.description.id)
-            let download = try await StreamedGet.start(port: web.adminPort, path: "/api/sessions/\(id)/capture.blipcap",
-                                                       group: web.relayed.gateway.group)
-            let text = try await download.until { $0.contains("\r\n\r\n") }
-            #expect(text.hasPrefix("HTTP/1.1 200"))
-            #expect(text.contains("filename=\"session-\(id).blipcap\""))
-            download.close()
+            let recording = try #require(web.history.recordings().first)
+            let id = recording.description.id
+            // The relay writes its captures out as it stops; the admin listener keeps serving.
+            try await web.relayed.relay.shutdown()
+
+            let sessions = try #require(try await web.json("/api/sessions")["sessions"] as? [[String: Any]])
+            #expect(sessions.first { $0["id"] as? Int == Int(id) }?["capture"] as? Bool == true, "the page offers the downloads")
+            #expect(try await web.json("/api/sessions/\(id)")["capture"] as? Bool == true)
+
+            let file = try #require(CaptureFileDownloads(directory: directory).captureFile(sessionID: id))
+            let blipcap = try await webGetBytes(port: web.adminPort, path: "/api/sessions/\(id)/capture.blipcap",
+                                                group: web.relayed.gateway.group)
+            #expect(blipcap.status == 200 && blipcap.head.contains("filename=\"session-\(id).blipcap\""))
+            #expect(blipcap.body == Array(try Data(contentsOf: URL(fileURLWithPath: file))), "the file, byte for byte")
+
+            let pcap = try await webGetBytes(port: web.adminPort, path: "/api/sessions/\(id)/capture.pcap",
+                                             group: web.relayed.gateway.group)
+            #expect(pcap.status == 200 && pcap.head.contains("filename=\"session-\(id).pcap\""))
+            let magic = pcap.body.prefix(4)
+            #expect([[0xd4, 0xc3, 0xb2, 0xa1], [0xa1, 0xb2, 0xc3, 0xd4], [0x4d, 0x3c, 0xb2, 0xa1], [0xa1, 0xb2, 0x3c, 0x4d]]
+                .contains(Array(magic)), "pcap magic, not \(Array(magic))")
+            let saved = directory + "/downloaded.pcap"
+            try Data(pcap.body).write(to: URL(fileURLWithPath: saved))
+            let connections = try importConnections(fromPcapAt: saved).filter { $0.kind == .webSocket }
+            #expect(connections.count == 1)
+            var read: [String] = []
+            if let connection = connections.first {
+                CaptureInspector(includeAcks: false).inspect(connection) { record in
+                    if case .message(let message) = record.kind { read.append("\(record.direction) \(message.type)#\(message.number)") }
+                }
+            }
+            let kept = recording.records(from: 0, limit: .max).map { "\($0.direction) \($0.type)#\($0.number)" }
+            #expect(!kept.isEmpty && read == kept, "the pcap holds the session's messages, in order")
             #expect(try await web.get("/api/sessions/999/capture.blipcap").status == 404)
+        }
+    }
+
+    @Test func aSessionWithoutACaptureOffersNoDownload() async throws {
+        try await withWebRelay(seed: ReplicatorTests.seedGateway) { web in
+            let local = GatewayDatabase(name: "local")
+            _ = try await web.relayed.replicator(.pull, into: local).run()
+            await web.relayed.recorder.waitForClosedSessions(1)
+            let id = try #require(web.history.recordings().first?.description.id)
+            let sessions = try #require(try await web.json("/api/sessions")["sessions"] as? [[String: Any]])
+            #expect(sessions.first { $0["id"] as? Int == Int(id) }?["capture"] as? Bool == false)
+            #expect(try await web.get("/api/sessions/\(id)/capture.blipcap").status == 404)
+            #expect(try await web.get("/api/sessions/\(id)/capture.pcap").status == 404)
         }
     }
 }

@@ -17,10 +17,18 @@ import WebView
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Browser/check_page.py").path
 
+    /// The replication tests' documents, a dozen more (so the first changes batch names more
+    /// documents than a message row carries) and one large enough to take several frames.
+    static func seed(_ database: GatewayDatabase) throws {
+        try ReplicatorTests.seedGateway(database)
+        for index in 1...12 { try database.put(String(format: "bulk-%02d", index), body: ["name": .string("Bulk \(index)")]) }
+        try database.put("bulk-large", body: ["name": .string("Large"), "text": .string(String(repeating: "lorem ipsum ", count: 4_000))])
+    }
+
     @Test(.enabled(if: chromium != nil && python != nil,
                    "chromium (or python3) is not installed: `make test` installs chromium; the browser test cannot run without it"))
     func thePageShowsLiveTrafficAndFindings() async throws {
-        try await withWebRelay(seed: ReplicatorTests.seedGateway) { web in
+        try await withWebRelay(seed: Self.seed) { web in
             try await web.provokeCheckpointLoop()
             await web.relayed.recorder.waitForClosedSessions(1)
             let loop = try #require(web.history.recordings().first?.description.id)

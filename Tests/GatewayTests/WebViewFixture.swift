@@ -104,11 +104,15 @@ final class StreamedGet: ChannelInboundHandler, @unchecked Sendable {
     private var waiters: [(check: @Sendable (String) -> Bool, continuation: CheckedContinuation<String, Never>)] = []
     private(set) var channel: (any Channel)?
 
-    static func start(port: Int, path: String, group: any EventLoopGroup) async throws -> StreamedGet {
+    /// `stalled`: the viewer reads nothing (a small receive buffer, reading off) until ``resume()``.
+    static func start(port: Int, path: String, group: any EventLoopGroup, stalled: Bool = false) async throws -> StreamedGet {
         let reader = StreamedGet()
-        let channel = try await ClientBootstrap(group: group)
+        var bootstrap = ClientBootstrap(group: group)
             .channelInitializer { channel in channel.pipeline.addHandler(reader) }
-            .connect(host: "127.0.0.1", port: port).get()
+        if stalled {
+            bootstrap = bootstrap.channelOption(.socketOption(.so_rcvbuf), value: 4096).channelOption(.autoRead, value: false)
+        }
+        let channel = try await bootstrap.connect(host: "127.0.0.1", port: port).get()
         reader.channel = channel
         let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n"
         try await channel.writeAndFlush(ByteBuffer(string: request)).get()
@@ -160,6 +164,26 @@ final class StreamedGet: ChannelInboundHandler, @unchecked Sendable {
 
     func close() { channel?.close(promise: nil) }
 
+    /// A stalled viewer starts reading.
+    func resume() async throws {
+        guard let channel else { return }
+        try await channel.setOption(.autoRead, value: true).get()
+        channel.read()
+    }
+
+    /// The seqs of every row received in `messages` events, in order.
+    static func rowSeqs(_ text: String) -> [Int] {
+        var seqs: [Int] = []
+        for line in text.split(separator: "\n") where line.hasPrefix("data: {\"rows\":") {
+            var rest = line[...]
+            while let range = rest.range(of: "{\"i\":") {
+                rest = rest[range.upperBound...]
+                if let end = rest.firstIndex(where: { !$0.isNumber }), let seq = Int(rest[..<end]) { seqs.append(seq) }
+            }
+        }
+        return seqs
+    }
+
     private static func dechunk(_ text: String) -> String {
         guard let split = text.range(of: "\r\n\r\n") else { return text }
         var rest = Substring(text[split.upperBound...])
@@ -172,4 +196,40 @@ final class StreamedGet: ChannelInboundHandler, @unchecked Sendable {
         }
         return out
     }
+}
+
+/// GET over loopback, the answer's bytes as they came (a file download: `Connection: close`).
+func webGetBytes(port: Int, path: String, group: any EventLoopGroup) async throws -> (status: Int, head: String, body: [UInt8]) {
+    let collector = ByteCollector()
+    let channel = try await ClientBootstrap(group: group)
+        .channelInitializer { channel in channel.pipeline.addHandler(collector) }
+        .connect(host: "127.0.0.1", port: port).get()
+    let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n"
+    try await channel.writeAndFlush(ByteBuffer(string: request)).get()
+    let bytes = try await withTimeout(.seconds(60)) { try await collector.done.futureResult.get() }
+    let separator: [UInt8] = Array("\r\n\r\n".utf8)
+    guard let split = (0..<max(0, bytes.count - 3)).first(where: { Array(bytes[$0..<$0 + 4]) == separator }) else {
+        return (0, String(decoding: bytes, as: UTF8.self), [])
+    }
+    let head = String(decoding: bytes[..<split], as: UTF8.self)
+    let status = Int(head.split(separator: " ", maxSplits: 2).dropFirst().first ?? "") ?? 0
+    return (status, head, Array(bytes[(split + 4)...]))
+}
+
+/// Collects every byte of a connection until it closes.
+final class ByteCollector: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    private var bytes: [UInt8] = []
+    let done: EventLoopPromise<[UInt8]>
+
+    init() {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        done = loop.makePromise()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        bytes += unwrapInboundIn(data).readableBytesView
+    }
+
+    func channelInactive(context: ChannelHandlerContext) { done.succeed(bytes) }
 }

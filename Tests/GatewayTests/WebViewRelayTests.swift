@@ -1,6 +1,7 @@
 import BLIPCore
 import Foundation
 import Gateway
+import NIOCore
 import Testing
 import WebView
 
@@ -65,6 +66,52 @@ import WebView
             #expect(streamed.contains("\"p\":\"rev\""))
             replicator.stop()
             _ = try await running.value
+        }
+    }
+
+    /// A session far faster than a person reads: the viewer that reads promptly gets every row
+    /// (no sampling), one that stops reading is told what it missed once it reads again, and the
+    /// relay waits for neither.
+    @Test func aFastSessionReachesAPromptViewerWholeAndAStalledOneGetsTheMissedMarker() async throws {
+        var limits = WebViewLimits()
+        limits.feedIntervalMilliseconds = 50
+        limits.maxViewerBatchBytes = 32 * 1024
+        limits.viewerSendBufferBytes = 16 * 1024
+        try await withWebRelay(limits: limits) { web in
+            let client = try await web.rawClient()
+            _ = try await client.request(BLIPMessage.request(profile: "getCheckpoint", properties: ["client": "fast"]))
+            let id = try #require(web.history.recordings().first { $0.snapshot().isLive }?.description.id)
+            let group = web.relayed.gateway.group
+            let prompt = try await StreamedGet.start(port: web.adminPort, path: "/api/sessions/\(id)/events?after=-1", group: group)
+            defer { prompt.close() }
+            let stalled = try await StreamedGet.start(port: web.adminPort, path: "/api/sessions/\(id)/events?after=-1", group: group,
+                                                      stalled: true)
+            defer { stalled.close() }
+            _ = try await prompt.until { StreamedGet.rowSeqs($0).contains(1) }
+
+            // 2,000 requests sent at once, their replies awaited: 4,000 messages in about a second.
+            var replies: [EventLoopFuture<BLIPMessage>] = []
+            for index in 0..<2_000 {
+                replies.append(try await client.send(BLIPMessage.request(profile: "getCheckpoint", properties: ["client": "fast-\(index)"])))
+            }
+            for reply in replies { _ = try await reply.get() }
+            let total = 4_002
+            let text = try await prompt.until { StreamedGet.rowSeqs($0).last == total - 1 }
+            #expect(StreamedGet.rowSeqs(text) == Array(0..<total), "every row, once, in order")
+            #expect(!text.contains("event: missed"))
+
+            // A few more round trips, each seen by the prompt viewer: feed intervals pass while the
+            // stalled viewer still holds its batch.
+            for round in 0..<6 {
+                _ = try await client.request(BLIPMessage.request(profile: "getCheckpoint", properties: ["client": "late-\(round)"]))
+                let last = total + 2 * round + 1
+                _ = try await prompt.until { StreamedGet.rowSeqs($0).last == last }
+            }
+            try await stalled.resume()
+            let caught = try await stalled.until { $0.contains("event: missed") }
+            #expect(caught.contains("event: missed"), "the stalled viewer is told it missed messages")
+            #expect(StreamedGet.rowSeqs(caught).count < total, "and was not sent them all")
+            try await client.close()
         }
     }
 

@@ -3,8 +3,9 @@ import Foundation
 import Testing
 @testable import WebView
 
-/// The live feeds as a viewer reads them: new rows once, a slow viewer told what it missed and
-/// never sent more than its backlog, the sessions list only when it changed.
+/// The live feeds as a viewer reads them: new rows once, every row for a viewer that keeps up, in
+/// batches bounded by bytes; a viewer that does not read told what it missed; the sessions list
+/// only when it changed.
 @Suite("Live feeds")
 struct LiveFeedTests {
     func rows(_ event: ServerSentEvent) throws -> [Int] {
@@ -39,28 +40,62 @@ struct LiveFeedTests {
         #expect(try rows(feed.poll(now: 0)[0]) == [2, 3])
     }
 
-    @Test("a slow viewer skips to the newest messages with a 'missed' marker; no poll sends more than the backlog")
-    func slowViewer() throws {
+    @Test("a viewer that keeps up gets every message of a fast session, in batches bounded by bytes, never a 'missed' marker")
+    func fastSessionEveryRow() throws {
         var limits = WebViewLimits()
-        limits.maxViewerBacklog = 3
-        limits.maxMessagesPerSession = 100
+        limits.maxViewerBatchBytes = 8 * 1024
         let script = SessionScript(limits: limits)
+        var feed = MessageFeed(recording: script.recording, after: -1)
+        for number in MessageNumber(1)...3_000 { script.client(request("ping", number, noReply: true)) }
+        var seqs: [Int] = []
+        var polls = 0
+        repeat {
+            let events = feed.poll(now: 0)
+            polls += 1
+            #expect(!events.contains { $0.event == "missed" })
+            for event in events where event.event == "messages" {
+                #expect(event.data.utf8.count <= limits.maxViewerBatchBytes)
+                seqs += try rows(event)
+            }
+        } while feed.hasMore && polls < 10_000
+        #expect(seqs == Array(0..<3_000), "every message, once, in order")
+        #expect(polls > 10, "in many batches: \(polls)")
+        #expect(feed.missed == 0 && !feed.hasMore)
+        #expect(feed.poll(now: 0).filter { $0.event == "messages" }.isEmpty)
+    }
+
+    @Test("a batch is at least one row, however large")
+    func oneRowAtLeast() throws {
+        var limits = WebViewLimits()
+        limits.maxViewerBatchBytes = 10
+        let script = SessionScript(limits: limits)
+        for number in MessageNumber(1)...3 { script.client(request("ping", number, noReply: true)) }
+        var feed = MessageFeed(recording: script.recording, after: -1)
+        #expect(try rows(feed.poll(now: 0)[0]) == [0] && feed.hasMore)
+        #expect(try rows(feed.poll(now: 0)[0]) == [1])
+    }
+
+    @Test("a viewer whose connection did not take its batch skips to the newest with a 'missed' marker, then follows again")
+    func stalledViewer() throws {
+        let script = SessionScript()
         var feed = MessageFeed(recording: script.recording, after: -1)
         #expect(feed.poll(now: 0).isEmpty == false)
         for number in MessageNumber(1)...10 { script.client(request("ping", number, noReply: true)) }
+        feed.fellBehind()
         let events = feed.poll(now: 0)
-        #expect(events.map(\.event).prefix(2) == ["missed", "messages"])
+        #expect(events.first?.event == "missed")
+        #expect(!events.contains { $0.event == "messages" })
         let missed = try object(events[0].data)
-        #expect(missed["missed"] as? Int == 7 && missed["resumeAt"] as? Int == 7)
-        #expect(try rows(events[1]) == [7, 8, 9])
-        #expect(feed.missed == 7 && feed.next == 10)
-        #expect(events.map(\.text).joined().contains("event: missed\ndata: {\"missed\":7"))
+        #expect(missed["missed"] as? Int == 10 && missed["resumeAt"] as? Int == 10)
+        #expect(feed.missed == 10 && feed.next == 10)
+        #expect(events.map(\.text).joined().contains("event: missed\ndata: {\"missed\":10"))
+        script.client(request("ping", 11, noReply: true))
+        #expect(try rows(feed.poll(now: 0)[0]) == [10], "it follows from the newest on")
     }
 
     @Test("a viewer whose messages left the ring is told how many it missed")
     func overwritten() throws {
         var limits = WebViewLimits()
-        limits.maxViewerBacklog = 100
         limits.maxMessagesPerSession = 4
         let script = SessionScript(limits: limits)
         var feed = MessageFeed(recording: script.recording, after: -1)

@@ -52,4 +52,18 @@ struct MessageFilterTests {
         #expect(request.int("after", default: 0, in: 0...5) == 5)
         #expect(MessageFilter(query: ["dir": "c2s", "type": "rpy"]).type == .response)
     }
+
+    @Test("a changes batch naming more documents than a row carries says so, and the server's doc= filter finds every one")
+    func documentBeyondTheRow() throws {
+        let script = SessionScript()
+        let entries = (1...20).map { #"[\#($0),"doc-\#($0)","1-\#(String(repeating: "a", count: 32))"]"# }
+        script.server(request("changes", 1, body: "[" + entries.joined(separator: ",") + "]"))
+        script.client(reply(1, body: "[]"))
+        let page = try object(WebJSON.messages(script.recording, filter: MessageFilter(), from: 0, limit: 10))
+        let rows = try #require(page["rows"] as? [[String: Any]])
+        #expect((rows[0]["docs"] as? [String])?.count == WebJSON.rowDocuments && rows[0]["dx"] as? Bool == true)
+        #expect(rows[1]["dx"] as? Bool == true, "its reply names the same documents")
+        #expect(try seqs(script, ["doc": "doc-20"]) == [0, 1], "the 20th document of the batch")
+        #expect(try seqs(script, ["doc": "doc-2"]) == [0, 1] && seqs(script, ["doc": "doc-21"]).isEmpty)
+    }
 }

@@ -25,8 +25,14 @@ public final class HistoryObserver: RelayObserver, Sendable {
             history.append(sessionID: message.sessionID, message.message, direction: message.direction,
                            time: analysis?.time ?? Self.now(), profile: profile, analysis: analysis,
                            roundTrip: message.roundTrip.map { Double($0.nanoseconds) / 1e9 }, byRelay: message.byRelay)
+        case .frame(let frame):
+            // Only the frames of messages that take more than one: a message whole in one frame
+            // (the common case) costs nothing here, its record describes its frame.
+            guard frame.flags.hasMoreComing else { return }
+            history.frame(sessionID: frame.sessionID, direction: frame.direction, number: frame.number, flags: frame.flags,
+                          wireBytes: frame.wireBytes, time: Self.now())
         case .ack(let sessionID, let direction, let ack):
-            history.ack(sessionID: sessionID, ack, from: direction)
+            history.ack(sessionID: sessionID, ack, from: direction, time: Self.now())
         case .sessionOpened(let info):
             let description = SessionDescription(
                 id: info.id, clientAddress: info.clientAddress + (info.clientPort.map { ":\($0)" } ?? ""), user: info.user,

@@ -3,12 +3,14 @@
 /// bounded by the sessions kept, so it needs no backlog of its own.
 public struct SessionsFeed: Sendable {
     public let history: SessionHistory
+    public let downloads: (any CaptureDownloads)?
     private let every: Int
     private var stamp: Int?
     private var polls = 0
 
-    public init(history: SessionHistory, every: Int = 4) {
+    public init(history: SessionHistory, downloads: (any CaptureDownloads)? = nil, every: Int = 4) {
         self.history = history
+        self.downloads = downloads
         self.every = max(1, every)
     }
 
@@ -18,6 +20,7 @@ public struct SessionsFeed: Sendable {
         let current = history.changeStamp()
         guard current != stamp else { return [] }
         stamp = current
-        return [ServerSentEvent(event: "sessions", data: WebJSON.sessions(history, now: now))]
+        return [ServerSentEvent(event: "sessions", data: WebJSON.sessions(history, now: now,
+                                                                             captured: downloads?.capturedSessions() ?? []))]
     }
 }

@@ -1,41 +1,61 @@
 import NIOCore
 import NIOHTTP1
 
-/// Sends one viewer's live feed as Server-Sent Events: every `interval` it polls the feed, but
-/// only while the connection can take more (`isWritable`): a viewer that does not read is not
-/// polled, falls behind, and its feed then skips ahead with a `missed` event (``MessageFeed``).
-/// What waits in the connection is so at most one poll's worth. Ends when the connection closes.
+/// Sends one viewer's live feed as Server-Sent Events. A batch is written only when the previous
+/// one was taken by the kernel: when a batch was full (``MessageFeed/hasMore``) the next follows
+/// at once, otherwise the feed is polled every `interval`. A batch still untaken after
+/// ``WebViewLimits/viewerStallPolls`` intervals means the viewer does not read: its feed is told
+/// (``MessageFeed/fellBehind()``) and skips ahead with a `missed` event once it reads again.
+/// Until then it is not polled, so it costs the relay nothing; what waits for it is one batch
+/// in NIO and the connection's send buffer (``WebViewLimits/viewerSendBufferBytes``). Ends when
+/// the connection closes.
 final class EventStreamWriter: @unchecked Sendable {
+    /// What the writer pulls from: a feed's poll, whether its last batch was full, and what to
+    /// do when the viewer does not take what it was sent.
+    struct Source {
+        var poll: (Double) -> [ServerSentEvent]
+        var hasMore: () -> Bool = { false }
+        var fellBehind: () -> Void = {}
+    }
+
     private let context: ChannelHandlerContext
     private let version: HTTPVersion
     private let interval: TimeAmount
-    private let poll: (Double) -> [ServerSentEvent]
+    private let stallPolls: Int
+    private let source: Source
     private let now: @Sendable () -> Double
     private let onEnd: @Sendable () -> Void
     private var task: RepeatedTask?
     private var idlePolls = 0
+    /// A batch handed to NIO that the kernel has not taken yet.
+    private var writing = false
+    private var stalledPolls = 0
 
     /// Polls without anything to send before a keep-alive comment.
     static let keepAliveAfter = 40
 
-    init(context: ChannelHandlerContext, version: HTTPVersion, interval: TimeAmount,
-         poll: @escaping (Double) -> [ServerSentEvent], now: @escaping @Sendable () -> Double,
-         onEnd: @escaping @Sendable () -> Void) {
+    init(context: ChannelHandlerContext, version: HTTPVersion, interval: TimeAmount, stallPolls: Int, source: Source,
+         now: @escaping @Sendable () -> Double, onEnd: @escaping @Sendable () -> Void) {
         self.context = context
         self.version = version
         self.interval = interval
-        self.poll = poll
+        self.stallPolls = max(1, stallPolls)
+        self.source = source
         self.now = now
         self.onEnd = onEnd
     }
 
     /// Writes the head and the first events; called on the connection's event loop.
-    func start() {
+    func start(sendBufferBytes: Int) {
+        if sendBufferBytes > 0 {
+            context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(sendBufferBytes))
+                .whenFailure { _ in }
+        }
         let headers = HTTPHeaders([("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store"),
                                    ("X-Accel-Buffering", "no")])
         context.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: version, status: .ok, headers: headers))),
                       promise: nil)
-        tick()
+        send()
         task = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [self] _ in tick() }
         context.channel.closeFuture.whenComplete { [self] _ in
             task?.cancel()
@@ -47,8 +67,19 @@ final class EventStreamWriter: @unchecked Sendable {
     private func tick() {
         let channel = context.channel
         guard channel.isActive else { return }
-        guard channel.isWritable else { return }
-        let events = poll(now())
+        if writing || !channel.isWritable {
+            stalledPolls += 1
+            if stalledPolls == stallPolls { source.fellBehind() }
+            return
+        }
+        stalledPolls = 0
+        send()
+    }
+
+    private func send() {
+        let channel = context.channel
+        guard channel.isActive else { return }
+        let events = source.poll(now())
         var text = ""
         if events.isEmpty {
             idlePolls += 1
@@ -58,7 +89,17 @@ final class EventStreamWriter: @unchecked Sendable {
             for event in events { text += event.text }
         }
         idlePolls = 0
+        let more = source.hasMore()
+        writing = true
         let buffer = channel.allocator.buffer(string: text)
-        context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer))), promise: nil)
+        context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer)))).whenComplete { [self] result in
+            writing = false
+            stalledPolls = 0
+            guard case .success = result, more else { return }
+            // A full batch: the next one at once (off this call stack).
+            context.eventLoop.execute { [self] in
+                if !writing { send() }
+            }
+        }
     }
 }

@@ -34,8 +34,10 @@ public struct WebAPI: Sendable {
         let path = request.path
         if path == "/" || path == "/ui" || path == "/ui/" { return WebAssets.response(for: "index.html") }
         if path.hasPrefix("/ui/") { return WebAssets.response(for: String(path.dropFirst(4))) }
-        if path == "/api/sessions" || path == "/api/sessions/" { return .json(WebJSON.sessions(history, now: now())) }
-        if path == "/api/events" { return .sessionsFeed(SessionsFeed(history: history)) }
+        if path == "/api/sessions" || path == "/api/sessions/" {
+            return .json(WebJSON.sessions(history, now: now(), captured: downloads?.capturedSessions() ?? []))
+        }
+        if path == "/api/events" { return .sessionsFeed(SessionsFeed(history: history, downloads: downloads)) }
         if path.hasPrefix("/api/docs/") {
             let docID = WebRequest.decode(path.dropFirst("/api/docs/".count), plusIsSpace: false)
             return .json(WebJSON.document(docID, history: history))
@@ -51,7 +53,7 @@ public struct WebAPI: Sendable {
         let limits = history.limits
         switch parts.count {
         case 1:
-            return .json(WebJSON.session(recording, now: now()))
+            return .json(WebJSON.session(recording, now: now(), captured: downloads?.captureFile(sessionID: id) != nil))
         case 2 where parts[1] == "messages":
             let from = request.int("after", default: -1, in: -1...Int.max - 1) + 1
             let limit = request.int("limit", default: limits.maxPageSize, in: 1...limits.maxPageSize)

@@ -29,23 +29,27 @@ public enum WebResponder {
             }
         case .messageFeed(let feed):
             var feed = feed
-            stream(context, head, api: api, slots: slots) { feed.poll(now: $0) }
+            stream(context, head, api: api, slots: slots,
+                   source: EventStreamWriter.Source(poll: { feed.poll(now: $0) }, hasMore: { feed.hasMore },
+                                                    fellBehind: { feed.fellBehind() }))
         case .sessionsFeed(let feed):
             var feed = feed
-            stream(context, head, api: api, slots: slots) { feed.poll(now: $0) }
+            stream(context, head, api: api, slots: slots, source: EventStreamWriter.Source(poll: { feed.poll(now: $0) }))
         }
     }
 
     private static func stream(_ context: ChannelHandlerContext, _ head: HTTPRequestHead, api: WebAPI, slots: ViewerSlots,
-                               poll: @escaping (Double) -> [ServerSentEvent]) {
+                               source: EventStreamWriter.Source) {
         guard slots.take() else {
             let body = context.channel.allocator.buffer(string: "too many live viewers (\(slots.limit)); close one and reload\n")
             write(context, head, .serviceUnavailable, contentType: "text/plain; charset=utf-8", body: body)
             return
         }
-        let interval = TimeAmount.milliseconds(Int64(api.history.limits.feedIntervalMilliseconds))
-        EventStreamWriter(context: context, version: head.version, interval: interval, poll: poll, now: api.now,
-                          onEnd: { slots.release() }).start()
+        let limits = api.history.limits
+        let interval = TimeAmount.milliseconds(Int64(limits.feedIntervalMilliseconds))
+        EventStreamWriter(context: context, version: head.version, interval: interval, stallPolls: limits.viewerStallPolls,
+                          source: source, now: api.now, onEnd: { slots.release() })
+            .start(sendBufferBytes: limits.viewerSendBufferBytes)
     }
 
     static func write(_ context: ChannelHandlerContext, _ request: HTTPRequestHead, _ status: HTTPResponseStatus,

@@ -27,8 +27,15 @@ public struct MessageRecord: Sendable {
     public var streamBytes: Int
     public var bodyBytes: Int
     public var frameCount: Int
-    /// ACKs the receiver sent for it while it arrived (BLIP §5).
+    /// ACKs the receiver sent for it (BLIP §5), kept or not.
     public var acks: Int = 0
+    /// Its frames and ACKs (nil for a message whole in one frame and never ACKed). Held in a
+    /// one-element array so a record stays small for the common case.
+    private var carried: [MessageCarriage] = []
+    public internal(set) var carriage: MessageCarriage? {
+        get { carried.first }
+        set { carried = newValue.map { [$0] } ?? [] }
+    }
     /// For a reply: seconds since its request (NaN when unknown).
     public var roundTrip: Double = .nan
     /// The other half of a request/reply pair: its ``seq``, -1 when not seen (yet).

@@ -50,8 +50,16 @@ public final class SessionHistory: Sendable {
                          roundTrip: roundTrip, byRelay: byRelay)
     }
 
-    public func ack(sessionID: UInt64, _ ack: AckInfo, from direction: BLIPDirection) {
-        live(sessionID)?.ack(ack, from: direction)
+    /// An ACK sent `from` one side for a message of the other; `time` on the session's clock.
+    public func ack(sessionID: UInt64, _ ack: AckInfo, from direction: BLIPDirection, time: Double = .nan) {
+        live(sessionID)?.ack(ack, from: direction, time: time)
+    }
+
+    /// A frame with MoreComing set (of a message that takes more than one frame): kept, as
+    /// numbers, with the message when it completes. Frames without MoreComing need no call.
+    public func frame(sessionID: UInt64, direction: BLIPDirection, number: MessageNumber, flags: FrameFlags,
+                      wireBytes: Int, time: Double) {
+        live(sessionID)?.frame(direction, number: number, flags: flags, wireBytes: wireBytes, time: time)
     }
 
     /// Moves a session to the closed ones, forgetting the oldest closed session beyond the limit.

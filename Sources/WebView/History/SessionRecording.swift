@@ -37,8 +37,10 @@ public final class SessionRecording: Sendable {
         var previewsSkipped = 0
         /// Requests waiting for their reply: the request's seq.
         var pending: [PendingKey: Int] = [:]
-        /// ACKs seen for messages still arriving, attached when they complete.
-        var acks: [AckKey: Int] = [:]
+        /// Frames and ACKs of messages still arriving, attached when they complete; at most
+        /// ``WebViewLimits/maxMessagesInProgress`` (beyond it the table is cleared).
+        var inProgress: [AckKey: MessageCarriage] = [:]
+        var ackCounts: [AckKey: Int] = [:]
         var closeReason: String?
         var endTime: Double?
     }
@@ -84,7 +86,10 @@ public final class SessionRecording: Sendable {
                                        maxPropertyBytes: limits.maxPropertyBytes, byRelay: byRelay)
             if !wantsPreview && message.body.readableBytes > 0 { state.previewsSkipped += 1 }
             let ackKey = AckKey(direction: direction.rawValue, isRequest: message.type == .request, number: message.number)
-            if !state.acks.isEmpty, let acks = state.acks.removeValue(forKey: ackKey) { record.acks = acks }
+            if !state.inProgress.isEmpty, let carriage = state.inProgress.removeValue(forKey: ackKey) {
+                record.carriage = carriage
+                record.acks = state.ackCounts.removeValue(forKey: ackKey) ?? 0
+            }
             link(&record, in: &state)
             state.messages[direction.rawValue] += 1
             state.bytes[direction.rawValue] += record.wireBytes
@@ -123,12 +128,59 @@ public final class SessionRecording: Sendable {
         }
     }
 
-    /// An ACK sent `from` one side for a message of the other still arriving.
-    func ack(_ ack: AckInfo, from direction: BLIPDirection) {
+    /// A frame with MoreComing set, travelling `direction` (the message's last frame is not
+    /// reported: its record describes it). Compact numbers only; `time` on the session's clock.
+    func frame(_ direction: BLIPDirection, number: MessageNumber, flags: FrameFlags, wireBytes: Int, time: Double) {
+        guard let type = flags.type, !type.isAck else { return }
+        let key = AckKey(direction: direction.rawValue, isRequest: type == .request, number: number)
+        let frame = MessageCarriage.Frame(time: time, wireBytes: Int32(clamping: wireBytes), flags: flags.rawValue)
         state.withLockedValue { state in
-            if state.acks.count >= 1024 { state.acks.removeAll() }
-            let key = AckKey(direction: direction.reversed.rawValue, isRequest: ack.type == .ackRequest, number: ack.number)
-            state.acks[key, default: 0] += 1
+            if state.inProgress[key] == nil, state.inProgress.count >= limits.maxMessagesInProgress {
+                state.inProgress.removeAll()
+                state.ackCounts.removeAll()
+            }
+            state.inProgress[key, default: MessageCarriage()].add(frame: frame, limit: limits.maxFramesPerMessage)
+        }
+    }
+
+    /// An ACK sent `from` one side for a message of the other: attached to the message while it
+    /// arrives, or to its record when it already arrived (an ACK for the last frames comes after
+    /// them; the newest ``WebViewLimits/maxMessagesInProgress`` records are searched).
+    func ack(_ ack: AckInfo, from direction: BLIPDirection, time: Double = .nan) {
+        let messageDirection = direction.reversed
+        let key = AckKey(direction: messageDirection.rawValue, isRequest: ack.type == .ackRequest, number: ack.number)
+        let mark = MessageCarriage.Ack(time: time, bytes: ack.bytes, from: direction)
+        let limit = limits.maxFramesPerMessage
+        state.withLockedValue { state in
+            if state.inProgress[key] != nil {
+                state.inProgress[key]!.add(ack: mark, limit: limit)
+                state.ackCounts[key, default: 0] += 1
+                return
+            }
+            let capacity = limits.maxMessagesPerSession
+            let type: MessageType = ack.type == .ackRequest ? .request : .response
+            var seq = state.total - 1
+            let oldest = max(state.total - state.ring.count, state.total - limits.maxMessagesInProgress)
+            while seq >= oldest {
+                let slot = seq % capacity
+                let record = state.ring[slot]
+                if record.number == ack.number, record.direction == messageDirection,
+                   record.type == type || (type == .response && record.type == .error) {
+                    var carriage = record.carriage ?? MessageCarriage()
+                    carriage.add(ack: mark, limit: limit)
+                    state.ring[slot].carriage = carriage
+                    state.ring[slot].acks += 1
+                    return
+                }
+                seq -= 1
+            }
+            // Not seen yet (its first frame is still to come): kept for when it is.
+            if state.inProgress.count >= limits.maxMessagesInProgress {
+                state.inProgress.removeAll()
+                state.ackCounts.removeAll()
+            }
+            state.inProgress[key, default: MessageCarriage()].add(ack: mark, limit: limit)
+            state.ackCounts[key, default: 0] += 1
         }
     }
 
@@ -137,7 +189,8 @@ public final class SessionRecording: Sendable {
             state.closeReason = reason
             state.endTime = time
             state.pending.removeAll()
-            state.acks.removeAll()
+            state.inProgress.removeAll()
+            state.ackCounts.removeAll()
         }
     }
 

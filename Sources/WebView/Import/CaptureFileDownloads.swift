@@ -26,6 +26,18 @@ public struct CaptureFileDownloads: CaptureDownloads {
         return paths.max { modified($0) < modified($1) }
     }
 
+    public func capturedSessions() -> Set<UInt64> {
+        var sessions = Set(files.keys)
+        guard let directory, let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return sessions }
+        let suffix = "-1.\(CaptureFileFormat.fileExtension)"
+        for name in names where name.hasSuffix(suffix) {
+            // `<run>-<session>-1.blipcap`: the session is the part before the last dash.
+            let parts = name.dropLast(suffix.count).split(separator: "-")
+            if let last = parts.last, parts.count >= 2, let id = UInt64(last) { sessions.insert(id) }
+        }
+        return sessions
+    }
+
     private func modified(_ path: String) -> Date {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date) ?? .distantPast
     }

@@ -72,7 +72,7 @@ public enum CaptureHistoryLoader {
                                profile: analysis.profile ?? profile, analysis: analysis, roundTrip: record.roundTrip)
             case .ack(let ack):
                 analyzer.observeAck(ack, from: record.direction, at: record.timestamp)
-                history.ack(sessionID: id, ack, from: record.direction)
+                history.ack(sessionID: id, ack, from: record.direction, time: record.timestamp)
             case .close(let code, let reason):
                 analyzer.observeClose(from: record.direction, code: code.map(Int.init), reason: reason, at: record.timestamp)
                 closeReason = "\(record.direction == .clientToServer ? "client" : "server") closed \(code.map(String.init) ?? "") \(reason)"

@@ -6,17 +6,22 @@ import Replication
 /// Every property shown is redacted (``Redaction``); times are seconds since the session opened
 /// unless named `…WallClock`.
 public enum WebJSON {
-    /// Doc IDs a message row carries for the page's own filtering; the detail has them all.
+    /// Doc IDs a message row carries (`docs`, with `dx` when it names more); the detail has
+    /// them all, and the page's document filter asks the server (`doc=`), which reads them all.
     public static let rowDocuments = 8
 
     // MARK: sessions
 
-    /// `GET /api/sessions`: every kept session, live and closed, oldest first.
-    public static func sessions(_ history: SessionHistory, now: Double) -> String {
+    /// `GET /api/sessions`: every kept session, live and closed, oldest first. `captured`: the
+    /// sessions whose capture can be downloaded (`"capture": true`; the page offers the links
+    /// only then).
+    public static func sessions(_ history: SessionHistory, now: Double, captured: Set<UInt64> = []) -> String {
         var json = JSONText(capacity: 4096)
         json.beginObject()
         json.beginArray("sessions")
-        for recording in history.recordings() { session(recording, now: now, into: &json) }
+        for recording in history.recordings() {
+            session(recording, now: now, captured: captured.contains(recording.description.id), into: &json)
+        }
         json.endArray()
         json.int("notRecorded", history.notRecorded)
         limits(history.limits, into: &json)
@@ -24,14 +29,14 @@ public enum WebJSON {
         return json.text
     }
 
-    /// `GET /api/sessions/{id}`.
-    public static func session(_ recording: SessionRecording, now: Double) -> String {
+    /// `GET /api/sessions/{id}`; `captured` nil leaves `capture` out (the live feed's updates).
+    public static func session(_ recording: SessionRecording, now: Double, captured: Bool? = nil) -> String {
         var json = JSONText()
-        session(recording, now: now, into: &json)
+        session(recording, now: now, captured: captured, into: &json)
         return json.text
     }
 
-    static func session(_ recording: SessionRecording, now: Double, into json: inout JSONText) {
+    static func session(_ recording: SessionRecording, now: Double, captured: Bool?, into json: inout JSONText) {
         let snapshot = recording.snapshot()
         let description = recording.description
         let end = snapshot.endTime ?? now
@@ -52,6 +57,7 @@ public enum WebJSON {
         json.int("errors", snapshot.errors)
         json.int("total", snapshot.total)
         json.int("oldest", snapshot.oldest)
+        if let captured { json.bool("capture", captured) }
         if let analyzer = recording.analyzer {
             let summary = analyzer.summary()
             json.beginObject("replication")
@@ -83,7 +89,7 @@ public enum WebJSON {
         json.int("maxClosedSessions", limits.maxClosedSessions)
         json.int("maxMessagesPerSession", limits.maxMessagesPerSession)
         json.int("bodyPreviewBytes", limits.bodyPreviewBytes)
-        json.int("maxViewerBacklog", limits.maxViewerBacklog)
+        json.int("maxViewerBatchBytes", limits.maxViewerBatchBytes)
         json.endObject()
     }
 
@@ -112,7 +118,8 @@ public enum WebJSON {
 
     /// One row: `i` seq, `t` time, `d` 0 client→server / 1 server→client, `ty` type, `n` number,
     /// `fl` flags, `p` profile, `s` summary, `w` wire bytes, `u` uncompressed bytes, `r` round trip,
-    /// `l` linked seq (-1 none), `e` error, `f` findings raised, `docs` first document IDs.
+    /// `l` linked seq (-1 none), `e` error, `f` findings raised, `docs` first document IDs (`dx` when
+    /// there are more than ``rowDocuments``).
     public static func row(_ record: MessageRecord, started: Double) -> String {
         var json = JSONText()
         row(record, started: started, into: &json)
@@ -136,11 +143,13 @@ public enum WebJSON {
         json.bool("e", record.isError)
         json.int("f", record.analysis?.findings.count ?? 0)
         if record.byRelay { json.bool("relay", true) }
-        let docs = record.documentIDs(limit: rowDocuments)
+        let docs = record.documentIDs(limit: rowDocuments + 1)
         if !docs.isEmpty {
             json.beginArray("docs")
-            for doc in docs { json.string(nil, doc) }
+            for doc in docs.prefix(rowDocuments) { json.string(nil, doc) }
             json.endArray()
+            // It names more: the page asks the server (`doc=`) to filter by document exactly.
+            if docs.count > rowDocuments { json.bool("dx", true) }
         }
         json.endObject()
     }
@@ -175,6 +184,7 @@ public enum WebJSON {
         json.string("bodyBase64", Data(record.bodyPreview).base64EncodedString())
         json.int("frames", record.frameCount)
         json.int("acks", record.acks)
+        carriage(record, started: recording.started, into: &json)
         json.bool("compressed", record.flags.isCompressed)
         json.beginArray("docs")
         for doc in record.documentIDs() { json.string(nil, doc) }
@@ -185,6 +195,46 @@ public enum WebJSON {
         }
         json.endObject()
         return json.text
+    }
+
+    /// The frames and ACKs that carried a message: `frameList` (`d` direction, `fl` flags with
+    /// `M` for MoreComing, `w` on-wire bytes of the whole frame, `t` time), `framesNotKept` (the
+    /// earlier frames beyond ``WebViewLimits/maxFramesPerMessage``, between the kept ones and
+    /// the last), `ackList` (`from` the side that sent it, `bytes` acknowledged, `t`), `acksNotKept`.
+    static func carriage(_ record: MessageRecord, started: Double, into json: inout JSONText) {
+        let carriage = record.carriage
+        let direction = Int(record.direction.rawValue)
+        func frame(_ frame: MessageCarriage.Frame) {
+            json.beginObject()
+            json.int("d", direction)
+            var text = flags(FrameFlags(rawValue: frame.flags))
+            if frame.flags & FrameFlags.moreComing != 0 { text = "M" + text }
+            json.string("fl", text)
+            json.int("w", Int(frame.wireBytes))
+            json.double("t", time(frame.time, started))
+            json.endObject()
+        }
+        json.beginArray("frameList")
+        for earlier in carriage?.frames ?? [] { frame(earlier) }
+        frame(MessageCarriage.lastFrame(of: record, carriage: carriage))
+        json.endArray()
+        // Earlier frames not kept, and earlier frames that never reached the history (the
+        // message began before it was recorded, or the in-progress table was cleared).
+        json.int("framesNotKept", max(carriage?.framesNotKept ?? 0, record.frameCount - 1 - (carriage?.frames.count ?? 0)))
+        json.beginArray("ackList")
+        for ack in carriage?.acks ?? [] {
+            json.beginObject()
+            json.int("from", Int(ack.from.rawValue))
+            json.int("bytes", Int(clamping: ack.bytes))
+            json.double("t", time(ack.time, started))
+            json.endObject()
+        }
+        json.endArray()
+        json.int("acksNotKept", carriage?.acksNotKept ?? 0)
+    }
+
+    static func time(_ time: Double, _ started: Double) -> Double? {
+        time.isFinite ? ((time - started) * 1e6).rounded() / 1e6 : nil
     }
 
     // MARK: findings and documents

@@ -56,6 +56,9 @@ const state = {
   missed: 0,
   selected: null,
   filter: { profile: "", dir: "", type: "", error: false, doc: "", q: "" },
+  docQuery: "",            // the document ID docSeqs answers
+  docSeqs: null,           // seqs of every kept message naming it, from the server (rows carry only 8 IDs)
+  docTimer: null,
   lastFilterMs: null,
 };
 window.blipscope = { state, applyFilter: () => applyFilter() };
@@ -132,7 +135,7 @@ function renderSessions(list) {
     const attachments = r.pushed ? (r.pushed.attachmentsSent + r.pulled.attachmentsSent) : 0;
     const findings = s.findings ? s.findings.count : 0;
     const badge = findings ? el("span", { class: "badge", title: s.findings.kinds.join(", ") }, findings + " " + s.findings.kinds.join(", ")) : "";
-    const capture = el("span", { class: "capture" },
+    const capture = !s.capture ? "" : el("span", { class: "capture" },
       el("a", { href: api(`/api/sessions/${s.id}/capture.blipcap`), download: true }, ".blipcap"), " ",
       el("a", { href: api(`/api/sessions/${s.id}/capture.pcap`), download: true }, "pcap"));
     return el("tr", { class: "session " + (s.live ? "live" : "closed"), "data-id": s.id, onclick: () => { location.hash = `#/s/${s.id}/messages`; } },
@@ -165,7 +168,7 @@ async function showSession(main, id, tab, selected) {
 
 async function loadSession(id) {
   closeFeed();
-  Object.assign(state, { session: null, rows: [], view: [], bySeq: new Map(), pending: [], missed: 0, selected: null });
+  Object.assign(state, { session: null, rows: [], view: [], bySeq: new Map(), pending: [], missed: 0, selected: null, docQuery: "", docSeqs: null });
   let session;
   try { session = await getJSON(`/api/sessions/${id}`); } catch { return; }
   state.session = session;
@@ -206,6 +209,7 @@ function addRows(rows) {
     // Link both ways: a reply arriving live points its request at it.
     if (row.l >= 0 && state.bySeq.has(row.l)) state.rows[state.bySeq.get(row.l)].l = row.i;
     if (matches(row)) state.view.push(state.rows.length - 1);
+    else if (state.filter.doc && row.dx) queryDoc();
   }
 }
 
@@ -231,7 +235,7 @@ function showMessages(main, selected) {
     select("f-dir", "dir", [["", "both ways"], ["0", "client → server"], ["1", "server → client"]]),
     select("f-type", "type", [["", "any type"], ["MSG", "MSG"], ["RPY", "RPY"], ["ERR", "ERR"]]),
     el("label", {}, el("input", { type: "checkbox", id: "f-error", checked: f.error, onchange: (e) => { f.error = e.target.checked; applyFilter(); } }), " errors & findings"),
-    el("input", { id: "f-doc", placeholder: "document ID", value: f.doc, oninput: (e) => { f.doc = e.target.value; applyFilter(); } }),
+    el("input", { id: "f-doc", placeholder: "document ID", value: f.doc, oninput: (e) => { f.doc = e.target.value; applyFilter(); queryDoc(); } }),
     el("input", { id: "f-text", placeholder: "search summaries", value: f.q, oninput: (e) => { f.q = e.target.value; applyFilter(); } }),
     el("button", { id: "pause", onclick: togglePause }, state.paused ? "Resume" : "Pause"),
     el("span", { id: "count" }));
@@ -241,6 +245,7 @@ function showMessages(main, selected) {
     el("div", { id: "missed", class: "missed", hidden: state.missed === 0 }, `You missed ${state.missed} message(s); reload to see them all.`),
     filters, el("div", { class: "split" }, el("div", { class: "left" }, header, list), el("div", { id: "detail", class: "detail" }, "Select a message.")));
   refreshList(!selected);
+  if (f.doc && state.docQuery !== f.doc) queryDoc();
   if (selected !== null && selected !== undefined) selectMessage(selected, true);
 }
 
@@ -250,9 +255,33 @@ function matches(row) {
   if (f.dir !== "" && String(row.d) !== f.dir) return false;
   if (f.type && row.ty !== f.type) return false;
   if (f.error && !row.e && !row.f) return false;
-  if (f.doc && !(row.docs || []).includes(f.doc)) return false;
+  if (f.doc && !(row.docs || []).includes(f.doc) && !(state.docQuery === f.doc && state.docSeqs && state.docSeqs.has(row.i))) return false;
   if (f.q && !row.lc.includes(f.q.toLowerCase())) return false;
   return true;
+}
+
+// A row carries at most 8 document IDs (`dx` when it names more, as a changes batch does): the
+// document filter asks the server, which reads them all, for the seqs of every kept message
+// naming the document, and asks again when a live row that may name it arrives.
+function queryDoc() {
+  clearTimeout(state.docTimer);
+  state.docTimer = setTimeout(async () => {
+    const doc = state.filter.doc, session = state.session;
+    if (!doc || !session) { state.docSeqs = null; state.docQuery = ""; return; }
+    const seqs = new Set();
+    let after = -1;
+    try {
+      for (;;) {
+        const page = await getJSON(`/api/sessions/${session.id}/messages?doc=${encodeURIComponent(doc)}&after=${after}`);
+        for (const row of page.rows) seqs.add(row.i);
+        if (!page.more || !page.rows.length) break;
+        after = page.rows[page.rows.length - 1].i;
+      }
+    } catch { return; }
+    if (state.filter.doc !== doc || !state.session || state.session.id !== session.id) return;
+    state.docSeqs = seqs; state.docQuery = doc;
+    applyFilter();
+  }, 150);
 }
 
 function applyFilter() {
@@ -328,8 +357,9 @@ function messageDetail(m) {
   const out = [el("h3", {}, `${arrows[r.d]} ${r.ty}#${r.n} ${r.p || ""}`), el("p", { class: "summary" }, r.s)];
   const facts = [["seq", r.i], ["time", r.t.toFixed(6) + " s"], ["flags", r.fl || "—"], ["on the wire", bytes(r.w)],
     ["uncompressed", bytes(r.u)], ["body", bytes(m.bodyBytes) + (m.bodyKept < m.bodyBytes ? ` (first ${bytes(m.bodyKept)} kept)` : "")],
-    ["frames", m.frames], ["ACKs received for it", m.acks], ["round trip", r.r === null ? "—" : seconds(r.r)]];
+    ["frames", m.frames], ["ACKs for it", m.acks], ["round trip", r.r === null ? "—" : seconds(r.r)]];
   out.push(el("table", { class: "facts" }, ...facts.map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, String(v))))));
+  out.push(carriageView(m));
   if (m.linked) {
     const l = m.linked;
     out.push(el("p", {}, (l.ty === "MSG" ? "Request: " : "Reply: "),
@@ -343,6 +373,30 @@ function messageDetail(m) {
   out.push(el("h4", {}, "Body"));
   out.push(bodyView(m.bodyBase64, m.bodyKept < m.bodyBytes));
   return out;
+}
+
+// The frames and ACKs that carried the message: frames before the last are kept up to a
+// limit (the rest counted), the last frame is made from the message itself.
+function carriageView(m) {
+  const frameNames = { M: "MoreComing", Z: "Compressed", U: "Urgent", N: "NoReply" };
+  const flagText = (fl) => [...fl].map((c) => frameNames[c] || c).join(" ") || "—";
+  const rows = [];
+  const frames = m.frameList || [];
+  frames.forEach((f, index) => {
+    if (index === frames.length - 1 && m.framesNotKept) {
+      rows.push(el("tr", { class: "more" }, el("td", { colspan: 5 }, `+${m.framesNotKept} more frame(s) not kept`)));
+    }
+    rows.push(el("tr", { class: "frame" }, el("td", {}, "frame " + (index === frames.length - 1 ? m.frames : index + 1)),
+      el("td", {}, arrows[f.d]), el("td", {}, flagText(f.fl)), el("td", {}, bytes(f.w)), el("td", {}, f.t === null ? "" : f.t.toFixed(6) + " s")));
+  });
+  for (const a of m.ackList || []) {
+    rows.push(el("tr", { class: "ack" }, el("td", {}, "ACK"), el("td", {}, arrows[a.from]),
+      el("td", {}, `${bytes(a.bytes)} received`), el("td", {}, ""), el("td", {}, a.t === null ? "" : a.t.toFixed(6) + " s")));
+  }
+  if (m.acksNotKept) rows.push(el("tr", { class: "more" }, el("td", { colspan: 5 }, `+${m.acksNotKept} more ACK(s) not kept`)));
+  return el("details", { class: "carriage", id: "carriage", open: frames.length > 1 || (m.ackList || []).length > 0 },
+    el("summary", {}, `Frames and ACKs (${m.frames} frame(s), ${m.acks} ACK(s))`),
+    el("table", { class: "frames" }, el("tr", {}, ...["", "dir", "flags", "on the wire", "time"].map((h) => el("th", {}, h))), ...rows));
 }
 
 function bodyView(base64, truncated) {
