@@ -31,6 +31,8 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CPcap", providers: [.apt(["libpcap-dev"])]),
+        // glibc's <malloc.h> (mallopt) for the executable's heap settings; libc, nothing to link.
+        .systemLibrary(name: "CMalloc"),
         .target(
             name: "BLIPCore",
             dependencies: ["CZlib", .product(name: "NIOCore", package: "swift-nio")],
@@ -149,7 +151,7 @@ let package = Package(
             name: "blipscope",
             dependencies: [
                 "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication", "Gateway", "Replay", "Mediation", "Policy", "WebView",
-                "Soak",
+                "Soak", "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -141,6 +141,7 @@ struct RelayCommand: AsyncParsableCommand {
         defer { reloader?.stop() }
         let service = RelayService(relay: relay, announce: { address in
             FileHandleOutput.standardError("blipscope relay listening on \(address), upstream \(describe(configuration.upstream))")
+            FileHandleOutput.standardError(HeapTuning.summary)
         })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
         if let adminSetup { services.append(.init(service: adminSetup.service(relay: relay, group: group))) }
