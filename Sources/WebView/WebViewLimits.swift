@@ -1,8 +1,8 @@
 /// The bounds of what the web view keeps and sends, as named configuration. Everything a peer or
 /// a viewer can grow is capped here; the worst case is
 /// `(maxLiveSessions + maxClosedSessions) × maxMessagesPerSession` message records (each about
-/// 200 bytes plus its copied properties, at most ``maxPropertyBytes``) and, per session, at most
-/// ``maxPreviewBytesPerSession`` of body previews.
+/// 200 bytes) and, per session, at most ``maxCopiedBytesPerSession`` of body previews and
+/// property copies: with the defaults, 120 × (10,000 × ~200 B + 2 MiB) ≈ 480 MB.
 public struct WebViewLimits: Sendable, Equatable {
     /// Live sessions recorded at once; sessions opened beyond it are counted, not recorded.
     public var maxLiveSessions = 100
@@ -12,9 +12,10 @@ public struct WebViewLimits: Sendable, Equatable {
     public var maxMessagesPerSession = 10_000
     /// Bytes of each message body kept for the detail view (copied, never shared with the relay).
     public var bodyPreviewBytes = 1024
-    /// Body preview bytes one session keeps in its ring; past it new messages keep no preview
-    /// until older ones leave the ring.
-    public var maxPreviewBytesPerSession = 2 << 20
+    /// Bytes of body previews and property copies one session keeps in its ring; past it new
+    /// messages keep neither (they are counted) until older ones leave the ring. A peer sending
+    /// messages with 8 KiB of properties each cannot make a session hold more than this.
+    public var maxCopiedBytesPerSession = 2 << 20
     /// A message's properties are kept (copied) up to this size; larger ones are summarized.
     public var maxPropertyBytes = 8 * 1024
     /// Frames kept per message for its detail (and as many ACKs); more are counted ("+N more").

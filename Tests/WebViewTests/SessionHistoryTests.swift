@@ -55,7 +55,8 @@ struct SessionHistoryTests {
         var limits = WebViewLimits()
         limits.maxMessagesPerSession = 5
         limits.bodyPreviewBytes = 4
-        limits.maxPreviewBytesPerSession = 12
+        // Each record copies 4 bytes of body and its 14-byte properties block (a length byte, then "Profile" "ping" with their zero bytes).
+        limits.maxCopiedBytesPerSession = 3 * 18
         let script = SessionScript(limits: limits)
         for number in MessageNumber(1)...12 {
             script.client(request("ping", number, body: "0123456789", noReply: true))
@@ -64,9 +65,28 @@ struct SessionHistoryTests {
         #expect(snapshot.total == 12 && snapshot.oldest == 7 && snapshot.messages == [12, 0])
         let kept = script.recording.records(from: 0, limit: 100)
         #expect(kept.map(\.seq) == [7, 8, 9, 10, 11])
-        #expect(kept.reduce(0) { $0 + $1.previewBytes } <= 12)
-        #expect(kept.allSatisfy { $0.previewBytes == 0 || $0.previewBytes == 4 })
+        #expect(kept.reduce(0) { $0 + $1.copiedBytes } <= 3 * 18)
+        #expect(kept.allSatisfy { $0.copiedBytes == 0 || $0.copiedBytes == 18 })
         #expect(script.recording.record(seq: 3) == nil && script.recording.record(seq: 11)?.number == 12)
+    }
+
+    @Test("a peer sending large properties in every message cannot make a session keep more than its copy budget")
+    func propertyCopiesShareTheBudget() throws {
+        var limits = WebViewLimits()
+        limits.maxMessagesPerSession = 1_000
+        limits.maxCopiedBytesPerSession = 64 * 1024
+        let script = SessionScript(limits: limits)
+        let bulky = [("padding", String(repeating: "x", count: 8_000))]
+        for number in MessageNumber(1)...200 {
+            script.client(request("ping", number, bulky, noReply: true))
+        }
+        let kept = script.recording.records(from: 0, limit: 1_000)
+        #expect(kept.count == 200)
+        let copied = kept.reduce(0) { $0 + $1.copiedBytes }
+        #expect(copied <= 64 * 1024 && copied > 56 * 1024, "copies fill the budget, never past it: \(copied)")
+        #expect(kept.first?.redactedProperties?.first?.key == "Profile")
+        #expect(kept.last?.redactedProperties == nil && kept.last?.propertyCount == 2)
+        #expect(script.recording.snapshot().previewsSkipped == 200 - kept.filter { $0.copiedBytes > 0 }.count)
     }
 
     @Test("closed sessions beyond the limit are forgotten, oldest first; live ones beyond theirs are not recorded")

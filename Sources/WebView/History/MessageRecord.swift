@@ -90,6 +90,9 @@ public struct MessageRecord: Sendable {
 
     public var isError: Bool { type == .error }
     public var previewBytes: Int { preview?.readableBytes ?? 0 }
+    /// What this record copied from the message: its preview and its properties block; counted
+    /// against ``WebViewLimits/maxCopiedBytesPerSession``.
+    public var copiedBytes: Int { previewBytes + (propertiesBlock?.readableBytes ?? 0) }
 
     /// The properties, secrets replaced (``PropertyRedaction``); nil when they were too large to keep.
     public var redactedProperties: [(key: String, value: String)]? {

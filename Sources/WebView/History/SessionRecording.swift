@@ -78,13 +78,14 @@ public final class SessionRecording: Sendable {
         guard capacity > 0 else { return }
         state.withLockedValue { state in
             let seq = state.total
-            let wantsPreview = state.previewBytes + min(limits.bodyPreviewBytes, message.body.readableBytes)
-                <= limits.maxPreviewBytesPerSession
+            let propertyBytes = message.properties.encodedSize
+            let wantsCopies = state.previewBytes + min(limits.bodyPreviewBytes, message.body.readableBytes)
+                + (propertyBytes <= limits.maxPropertyBytes ? propertyBytes : 0) <= limits.maxCopiedBytesPerSession
             var record = MessageRecord(seq: seq, time: time, direction: direction, message: message, profile: profile,
                                        analysis: analysis, roundTrip: roundTrip,
-                                       previewBytes: wantsPreview ? limits.bodyPreviewBytes : 0,
-                                       maxPropertyBytes: limits.maxPropertyBytes, byRelay: byRelay)
-            if !wantsPreview && message.body.readableBytes > 0 { state.previewsSkipped += 1 }
+                                       previewBytes: wantsCopies ? limits.bodyPreviewBytes : 0,
+                                       maxPropertyBytes: wantsCopies ? limits.maxPropertyBytes : -1, byRelay: byRelay)
+            if !wantsCopies && (message.body.readableBytes > 0 || propertyBytes > 0) { state.previewsSkipped += 1 }
             let ackKey = AckKey(direction: direction.rawValue, isRequest: message.type == .request, number: message.number)
             if !state.inProgress.isEmpty, let carriage = state.inProgress.removeValue(forKey: ackKey) {
                 record.carriage = carriage
@@ -94,12 +95,12 @@ public final class SessionRecording: Sendable {
             state.messages[direction.rawValue] += 1
             state.bytes[direction.rawValue] += record.wireBytes
             if record.isError { state.errors += 1 }
-            state.previewBytes += record.previewBytes
+            state.previewBytes += record.copiedBytes
             if state.ring.count < capacity {
                 state.ring.append(record)
             } else {
                 let slot = seq % capacity
-                state.previewBytes -= state.ring[slot].previewBytes
+                state.previewBytes -= state.ring[slot].copiedBytes
                 state.ring[slot] = record
             }
             state.total += 1

@@ -46,7 +46,8 @@ struct WebCommand: AsyncParsableCommand {
         limits.maxClosedSessions = 100_000
         limits.maxMessagesPerSession = max(1, maxMessages)
         limits.bodyPreviewBytes = max(0, previewBytes)
-        limits.maxPreviewBytesPerSession = max(limits.maxPreviewBytesPerSession, limits.bodyPreviewBytes * 50_000)
+        limits.maxCopiedBytesPerSession = max(limits.maxCopiedBytesPerSession,
+                                              (limits.bodyPreviewBytes + limits.maxPropertyBytes) * 50_000)
         let history = SessionHistory(limits: limits)
         let loaded: CaptureHistoryLoader.Loaded
         do {
