@@ -3,7 +3,7 @@
 #   make demo   installs missing system packages, builds in release mode, runs the main job
 #   make fuzz   builds the libFuzzer targets in Fuzz/ (ASan) and runs each for FUZZ_SECONDS
 SWIFT ?= swift
-SYSTEM_PACKAGES := libpcap-dev zlib1g-dev libssl-dev tshark openssl prometheus
+SYSTEM_PACKAGES := libpcap-dev zlib1g-dev libisal-dev libssl-dev tshark openssl prometheus
 # `make bench` also compares the relay with nginx as a blind WebSocket proxy.
 BENCH_PACKAGES := nginx-light
 BIN := .build/release/blipscope

@@ -30,9 +30,11 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CPcap", providers: [.apt(["libpcap-dev"])]),
+        // Intel ISA-L: inflate and CRC-32 on the decode paths (zlib stays for deflate).
+        .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         .target(
             name: "BLIPCore",
-            dependencies: ["CZlib", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["CZlib", "CISAL", .product(name: "NIOCore", package: "swift-nio")],
             // Codec state is confined to one direction of one connection; dynamic exclusivity
             // checks on its class properties cost ~10% of per-frame time in release builds.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
@@ -141,7 +143,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BLIPCoreTests",
-            dependencies: ["BLIPCore", "BLIPTestSupport"]
+            dependencies: ["BLIPCore", "BLIPTestSupport", "CZlib"]
         ),
         .testTarget(
             name: "WebSocketWireTests",
