@@ -54,7 +54,7 @@ demo: release
 bench:
 	$(MAKE) release EXTRA_PACKAGES="$(BENCH_PACKAGES)"
 	$(BIN) bench codec
-	$(BIN) bench relay --nginx
+	$(BIN) bench relay --nginx --placement spread,free
 	$(BIN) bench pull
 	$(BIN) bench analyzer
 

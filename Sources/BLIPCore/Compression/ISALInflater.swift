@@ -26,11 +26,14 @@ final class ISALInflater: RawInflater {
         var produced = 0
         var failure: BLIPError?
         payload.withUnsafeReadableBytes { input in
-            failure = feed(input, into: &output, produced: &produced, limit: limit)
+            let room = max(16 * 1024, min(8 * input.count, 256 * 1024))
+            failure = feed(input, into: &output, room: room, produced: &produced, limit: limit)
         }
         if let failure { throw failure }
+        // The trailer only ends the empty stored block: it yields nothing, so it asks for no
+        // room (asking for more would grow, and copy, a buffer that is just full).
         rawDeflateSyncTrailer.withUnsafeBytes { trailer in
-            failure = feed(trailer, into: &output, produced: &produced, limit: limit)
+            failure = feed(trailer, into: &output, room: 64, produced: &produced, limit: limit)
         }
         if let failure { throw failure }
         return produced
@@ -38,7 +41,8 @@ final class ISALInflater: RawInflater {
 
     /// Runs `isal_inflate` over `input`; returns the error, if any (closures over raw bytes cannot
     /// throw a typed error).
-    private func feed(_ input: UnsafeRawBufferPointer, into output: inout ByteBuffer,
+    /// `room` is the free space to ask of `output` per `isal_inflate` call.
+    private func feed(_ input: UnsafeRawBufferPointer, into output: inout ByteBuffer, room: Int,
                       produced: inout Int, limit: Int) -> BLIPError? {
         guard let base = input.baseAddress, input.count > 0 else { return nil }
         state.pointee.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
@@ -47,12 +51,13 @@ final class ISALInflater: RawInflater {
             state.pointee.next_in = nil
             state.pointee.avail_in = 0
         }
+        var outputWasFull = false
         while true {
-            let room = max(16 * 1024, min(8 * input.count, 256 * 1024))
             let availableBefore = Int(state.pointee.avail_in)
             var status: Int32 = 0
             var outputFull = false
-            let written = output.writeWithUnsafeMutableBytes(minimumWritableBytes: room) { out in
+            // Once a call filled the buffer, ask for a full room: the output goes on.
+            let written = output.writeWithUnsafeMutableBytes(minimumWritableBytes: outputWasFull ? max(room, 16 * 1024) : room) { out in
                 // Never more than one byte past the limit: enough to tell that it was passed.
                 let capacity = min(out.count, limit + 1 - produced)
                 state.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -66,6 +71,7 @@ final class ISALInflater: RawInflater {
                 return used
             }
             produced += written
+            outputWasFull = outputFull
             if produced > limit {
                 return BLIPError(.inflatedFrameTooLarge, "a frame inflates to more than \(limit) bytes")
             }

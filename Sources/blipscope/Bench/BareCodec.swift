@@ -102,6 +102,37 @@ enum BareCodec {
     /// ISA-L `isal_deflate` (raw, 32 KiB window, `level` 0–3) + `crc32_gzip_refl`. Returns the
     /// compressed bytes produced.
     static func isalDeflate(_ data: BenchData, level: UInt32) -> Int {
+        isalDeflate(data, level: level, keep: nil)
+    }
+
+    /// Deflates with ISA-L at `level` and inflates the frames again with zlib: true when every
+    /// frame ends in `00 00 FF FF` and comes back as the chunk it carries (not timed).
+    static func isalDeflateRoundTrips(_ data: BenchData, level: UInt32) -> Bool {
+        var frames: [[UInt8]] = []
+        _ = isalDeflate(data, level: level, keep: { frames.append($0) })
+        var stream = z_stream()
+        _ = czlib_inflateInit2(&stream, -15)
+        defer { inflateEnd(&stream) }
+        var output = [UInt8](repeating: 0, count: 1 << 20)
+        for (frame, chunk) in zip(frames, data.chunks) {
+            guard frame.suffix(4) == [0, 0, 0xFF, 0xFF] else { return false }
+            var input = frame
+            let produced = input.withUnsafeMutableBufferPointer { inBuffer in
+                output.withUnsafeMutableBufferPointer { outBuffer in
+                    stream.next_in = inBuffer.baseAddress
+                    stream.avail_in = uInt(inBuffer.count)
+                    stream.next_out = outBuffer.baseAddress
+                    stream.avail_out = uInt(outBuffer.count)
+                    _ = inflate(&stream, Z_SYNC_FLUSH)
+                    return outBuffer.count - Int(stream.avail_out)
+                }
+            }
+            guard output.prefix(produced).elementsEqual(chunk.readableBytesView) else { return false }
+        }
+        return frames.count == data.chunks.count
+    }
+
+    private static func isalDeflate(_ data: BenchData, level: UInt32, keep: (([UInt8]) -> Void)?) -> Int {
         let stream = UnsafeMutablePointer<isal_zstream>.allocate(capacity: 1)
         defer { stream.deallocate() }
         isal_deflate_init(stream)
@@ -126,7 +157,9 @@ enum BareCodec {
                         stream.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
                         stream.pointee.avail_out = UInt32(out.count)
                         _ = isal_deflate(stream)
-                        total += out.count - Int(stream.pointee.avail_out) - 4
+                        let produced = out.count - Int(stream.pointee.avail_out)
+                        total += produced - 4
+                        keep?(Array(out[..<produced]))
                     }
                 }
             }

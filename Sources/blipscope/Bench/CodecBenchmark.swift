@@ -49,6 +49,7 @@ struct CodecBenchmark {
                 report(workload, "bare zlib deflate L1", data, best { size = BareCodec.zlibDeflate(data, level: 1) }, bareEncode,
                        wire: Double(size) / Double(zlibSize))
                 for level in [1, 3] as [UInt32] {
+                    precondition(BareCodec.isalDeflateRoundTrips(data, level: level), "ISA-L level \(level) did not round-trip")
                     report(workload, "bare ISA-L deflate L\(level)", data, best { size = BareCodec.isalDeflate(data, level: level) },
                            bareEncode, wire: Double(size) / Double(zlibSize))
                 }
