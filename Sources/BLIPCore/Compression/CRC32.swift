@@ -11,7 +11,7 @@ public enum CRC32 {
                               using library: DecodeLibrary = .selected) -> UInt32 {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return crc }
         switch library {
-        case .isal:
+        case .isal, .isalOnly:
             return crc32_gzip_refl(crc, base.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
         case .zlib:
             return UInt32(truncatingIfNeeded: crc32(uLong(crc), base.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))

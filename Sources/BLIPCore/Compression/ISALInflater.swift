@@ -1,7 +1,8 @@
 import CISAL
 import NIOCore
 
-/// A ``RawInflater`` over Intel ISA-L's `isal_inflate` (``DecodeLibrary/isal``, the default).
+/// A ``RawInflater`` over Intel ISA-L's `isal_inflate` (``DecodeLibrary/isalOnly``; the default
+/// ``AdaptiveInflater`` uses it for large frames).
 ///
 /// ISA-L keeps the last 32 KiB of output in its own state at the end of every call, so the
 /// history of a direction survives from frame to frame whatever happens to the output buffers.
@@ -21,19 +22,53 @@ final class ISALInflater: RawInflater {
         state.deallocate()
     }
 
+    /// Payloads up to this size are inflated in one call, joined with the trailer.
+    static let joinedPayloadSize = 16 * 1024
+
+    /// At the end of every call ISA-L keeps the window at the end of the valid part of its
+    /// output buffer (all output since the stream began while that is under 32 KiB).
+    func copyHistory(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let valid = Int(state.pointee.tmp_out_valid)
+        let length = min(valid, rawDeflateWindowSize, buffer.count)
+        guard length > 0 else { return 0 }
+        let window = UnsafeRawPointer(cisal_inflate_tmp_out_buffer(state)!) + (valid - length)
+        buffer.baseAddress!.copyMemory(from: window, byteCount: length)
+        return length
+    }
+
+    func replaceHistory(with history: UnsafeRawBufferPointer) throws(BLIPError) {
+        isal_inflate_reset(state)
+        guard let base = history.baseAddress, history.count > 0 else { return }
+        let status = isal_inflate_set_dict(state, UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self)),
+                                           UInt32(history.count))
+        guard status == 0 else { throw BLIPError(.inflateFailed, "isal_inflate_set_dict failed with ISA-L status \(status)") }
+    }
+
     func inflateFrame(_ payload: ByteBuffer, into output: inout ByteBuffer, limit: Int) throws(BLIPError) -> Int {
         let limit = max(0, limit)
         var produced = 0
         var failure: BLIPError?
-        payload.withUnsafeReadableBytes { input in
-            let room = max(16 * 1024, min(8 * input.count, 256 * 1024))
-            failure = feed(input, into: &output, room: room, produced: &produced, limit: limit)
+        let count = payload.readableBytes
+        let room = max(4096, min(8 * count, 256 * 1024))
+        guard count <= Self.joinedPayloadSize else {
+            payload.withUnsafeReadableBytes { input in
+                failure = feed(input, into: &output, room: room, produced: &produced, limit: limit)
+            }
+            if let failure { throw failure }
+            // The trailer only ends the empty stored block: it yields nothing, so it asks for no
+            // room (asking for more would grow, and copy, a buffer that is just full).
+            rawDeflateSyncTrailer.withUnsafeBytes { trailer in
+                failure = feed(trailer, into: &output, room: 64, produced: &produced, limit: limit)
+            }
+            if let failure { throw failure }
+            return produced
         }
-        if let failure { throw failure }
-        // The trailer only ends the empty stored block: it yields nothing, so it asks for no
-        // room (asking for more would grow, and copy, a buffer that is just full).
-        rawDeflateSyncTrailer.withUnsafeBytes { trailer in
-            failure = feed(trailer, into: &output, room: 64, produced: &produced, limit: limit)
+        // Every isal_inflate call ends by saving 32 KiB of history: one call per frame, over
+        // the payload and the trailer joined (a copy of at most 16 KiB, on the stack).
+        withUnsafeTemporaryAllocation(byteCount: count + 4, alignment: 1) { joined in
+            payload.withUnsafeReadableBytes { joined.copyMemory(from: $0) }
+            rawDeflateSyncTrailer.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: joined[count...]).copyMemory(from: $0) }
+            failure = feed(UnsafeRawBufferPointer(joined), into: &output, room: room, produced: &produced, limit: limit)
         }
         if let failure { throw failure }
         return produced

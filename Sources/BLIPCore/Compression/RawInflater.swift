@@ -9,7 +9,18 @@ protocol RawInflater: AnyObject {
     /// Throws when the stream is invalid or the output would exceed `limit` bytes (a
     /// decompression bomb): at most `limit` + 1 bytes are ever written to `output`.
     func inflateFrame(_ payload: ByteBuffer, into output: inout ByteBuffer, limit: Int) throws(BLIPError) -> Int
+
+    /// Copies the window later frames may refer back to (the last 32 KiB of output at most)
+    /// into `buffer` (32 KiB); returns its length. Only between frames.
+    func copyHistory(into buffer: UnsafeMutableRawBufferPointer) -> Int
+
+    /// Starts a new stream whose window is `history`. Only between frames: after a frame's sync
+    /// flush, no block is open and the window is the whole state (§3.2, §3.3).
+    func replaceHistory(with history: UnsafeRawBufferPointer) throws(BLIPError)
 }
+
+/// The deflate window: how far back a reference may reach.
+let rawDeflateWindowSize = 32 * 1024
 
 /// The end of a sync flush, which senders strip from every compressed frame (§3.3).
 let rawDeflateSyncTrailer: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
@@ -18,7 +29,8 @@ extension DecodeLibrary {
     /// A new inflate stream from this library.
     func makeRawInflater() throws(BLIPError) -> any RawInflater {
         switch self {
-        case .isal: return ISALInflater()
+        case .isal: return AdaptiveInflater()
+        case .isalOnly: return ISALInflater()
         case .zlib: return try ZlibInflater()
         }
     }

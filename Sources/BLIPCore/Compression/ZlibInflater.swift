@@ -22,6 +22,20 @@ final class ZlibInflater: RawInflater {
         stream.deallocate()
     }
 
+    func copyHistory(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var length: uInt = 0
+        guard inflateGetDictionary(stream, buffer.baseAddress!.assumingMemoryBound(to: Bytef.self), &length) == Z_OK else { return 0 }
+        return Int(length)
+    }
+
+    func replaceHistory(with history: UnsafeRawBufferPointer) throws(BLIPError) {
+        inflateReset(stream)
+        guard let base = history.baseAddress, history.count > 0 else { return }
+        // A raw stream takes a dictionary at any time (zlib.h, inflateSetDictionary).
+        let status = inflateSetDictionary(stream, base.assumingMemoryBound(to: Bytef.self), uInt(history.count))
+        guard status == Z_OK else { throw BLIPError(.inflateFailed, "inflateSetDictionary failed with zlib status \(status)") }
+    }
+
     func inflateFrame(_ payload: ByteBuffer, into output: inout ByteBuffer, limit: Int) throws(BLIPError) -> Int {
         let limit = max(0, limit)
         var produced = 0

@@ -20,6 +20,7 @@ struct CodecBenchmark {
     static let workloads = [
         Workload(name: "json 16 KiB, compressed", messageSize: 16_000, compressed: true),
         Workload(name: "json 4 KiB, compressed", messageSize: 4_000, compressed: true),
+        Workload(name: "json 300 B, compressed", messageSize: 300, compressed: true),
         Workload(name: "300 B, uncompressed", messageSize: 300, compressed: false),
         Workload(name: "4 KiB, uncompressed", messageSize: 4_000, compressed: false),
         Workload(name: "16 KiB, uncompressed", messageSize: 16_000, compressed: false),
