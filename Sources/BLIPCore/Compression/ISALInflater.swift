@@ -10,6 +10,8 @@ import NIOCore
 /// first compressed frame.
 final class ISALInflater: RawInflater {
     private let state: UnsafeMutablePointer<inflate_state>
+    /// What the last frame inflated to.
+    private var lastOutput = 0
 
     init() {
         state = .allocate(capacity: 1)
@@ -49,7 +51,10 @@ final class ISALInflater: RawInflater {
         var produced = 0
         var failure: BLIPError?
         let count = payload.readableBytes
-        let room = max(4096, min(8 * count, 256 * 1024))
+        // Room for the whole frame in one call if it is like the one before (every call ends by
+        // saving 32 KiB of history, so a second call for the same frame is not cheap).
+        let room = min(max(4096, 8 * count, lastOutput + 1024), 256 * 1024)
+        defer { lastOutput = produced }
         guard count <= Self.joinedPayloadSize else {
             payload.withUnsafeReadableBytes { input in
                 failure = feed(input, into: &output, room: room, produced: &produced, limit: limit)
