@@ -3,7 +3,7 @@ import NIOCore
 /// The default ``RawInflater`` (``DecodeLibrary/isal``): zlib for small frames, ISA-L for large
 /// ones, one stream between them.
 ///
-/// ISA-L inflates a 16 KiB frame of JSON 2–3× faster than zlib, but every call ends by saving
+/// ISA-L inflates a 16 KiB frame of JSON about twice as fast as zlib, but every call ends by saving
 /// 32 KiB of history, so on frames of a few hundred bytes it is slower than zlib. Which library
 /// takes a frame is guessed from the frame before it in the direction (frames come in runs of
 /// like sizes: a multi-frame message's frames are all full). At a frame boundary a sync flush

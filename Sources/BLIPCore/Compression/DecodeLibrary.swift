@@ -8,8 +8,8 @@ import Darwin
 /// comparison. Both produce the same bytes and the same CRC-32 for every valid raw-deflate
 /// stream. Deflating (re-encoding) always uses zlib.
 public enum DecodeLibrary: String, Sendable, CaseIterable {
-    /// ISA-L's CRC-32, and its inflater for large frames (``AdaptiveInflater``): 2–3× zlib's speed
-    /// on 16 KiB frames, but each call saves 32 KiB of history, which costs more than zlib's
+    /// ISA-L's CRC-32, and its inflater for large frames (``AdaptiveInflater``): about twice zlib's
+    /// speed on 16 KiB frames, but each call saves 32 KiB of history, which costs more than zlib's
     /// whole inflate of a frame of a few hundred bytes, so small frames go through zlib.
     case isal
     /// ISA-L for every frame (for comparison).
