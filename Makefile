@@ -6,7 +6,7 @@
 #               (`make test` runs a short soak too: Tests/SoakTests)
 SWIFT ?= swift
 # chromium, python3 and a font: the web view's browser test (headless Chromium over the DevTools protocol).
-SYSTEM_PACKAGES := libpcap-dev zlib1g-dev libssl-dev tshark openssl prometheus chromium python3 fonts-dejavu-core
+SYSTEM_PACKAGES := libpcap-dev zlib1g-dev libisal-dev libssl-dev tshark openssl prometheus chromium python3 fonts-dejavu-core
 # `make bench` also compares the relay with nginx as a blind WebSocket proxy.
 BENCH_PACKAGES := nginx-light
 BIN := .build/release/blipscope
@@ -61,7 +61,7 @@ demo: release
 bench:
 	$(MAKE) release EXTRA_PACKAGES="$(BENCH_PACKAGES)"
 	$(BIN) bench codec
-	$(BIN) bench relay --nginx
+	$(BIN) bench relay --nginx --placement spread,free
 	$(BIN) bench pull
 	$(BIN) bench analyzer
 

@@ -33,9 +33,11 @@ let package = Package(
         .systemLibrary(name: "CPcap", providers: [.apt(["libpcap-dev"])]),
         // glibc's <malloc.h> (mallopt) for the executable's heap settings; libc, nothing to link.
         .systemLibrary(name: "CMalloc"),
+        // Intel ISA-L: inflate and CRC-32 on the decode paths (zlib stays for deflate).
+        .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         .target(
             name: "BLIPCore",
-            dependencies: ["CZlib", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["CZlib", "CISAL", .product(name: "NIOCore", package: "swift-nio")],
             // Codec state is confined to one direction of one connection; dynamic exclusivity
             // checks on its class properties cost ~10% of per-frame time in release builds.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
@@ -150,8 +152,8 @@ let package = Package(
         .executableTarget(
             name: "blipscope",
             dependencies: [
-                "BLIPCore", "Capture", "CZlib", "BLIPNIO", "Relay", "Replication", "Gateway", "Replay", "Mediation", "Policy", "WebView",
-                "Soak", "CMalloc",
+                "BLIPCore", "Capture", "CZlib", "CISAL", "BLIPNIO", "Relay", "Replication", "Gateway", "Replay", "Mediation", "Policy",
+                "WebView", "Soak", "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -167,7 +169,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BLIPCoreTests",
-            dependencies: ["BLIPCore", "BLIPTestSupport"]
+            dependencies: ["BLIPCore", "BLIPTestSupport", "CZlib"]
         ),
         .testTarget(
             name: "WebSocketWireTests",

@@ -6,12 +6,16 @@ import NIOCore
 /// Every non-ACK frame of the direction must pass through ``decode(_:appendingTo:)`` in order,
 /// compressed or not, or later checksums and compressed frames fail. ACK frames must not.
 public final class InboundCodec {
-    private var inflater: RawInflater?
+    private var inflater: (any RawInflater)?
     public private(set) var checksum = RunningChecksum()
     public let maxInflatedFrameSize: Int
+    /// The library that inflates and checksums (ISA-L unless ``DecodeLibrary/selected`` says zlib).
+    public let library: DecodeLibrary
 
-    public init(maxInflatedFrameSize: Int = BLIPLimits.default.maxInflatedFrameSize) {
+    public init(maxInflatedFrameSize: Int = BLIPLimits.default.maxInflatedFrameSize,
+                library: DecodeLibrary = .selected) {
         self.maxInflatedFrameSize = maxInflatedFrameSize
+        self.library = library
     }
 
     /// A codec in the same state as `other` (history and running CRC): both read on from the same
@@ -19,8 +23,9 @@ public final class InboundCodec {
     /// re-encodes one of its legs).
     public init(copying other: InboundCodec) throws(BLIPError) {
         maxInflatedFrameSize = other.maxInflatedFrameSize
+        library = other.library
         checksum = other.checksum
-        inflater = try other.inflater.map { inflater throws(BLIPError) in try RawInflater(copying: inflater) }
+        inflater = try other.inflater.map { inflater throws(BLIPError) in try inflater.copy(using: other.library) }
     }
 
     /// Returns the frame's uncompressed payload, checking the running CRC: a slice of the frame
@@ -31,7 +36,7 @@ public final class InboundCodec {
             try decode(frame, appendingTo: &output)
             return output
         }
-        checksum.update(frame.payload)
+        checksum.update(frame.payload, using: library)
         try verify(frame)
         return frame.payload
     }
@@ -57,7 +62,7 @@ public final class InboundCodec {
         let start = output.writerIndex
         let count: Int
         if frame.flags.isCompressed && frame.payload.readableBytes > 0 {
-            if inflater == nil { inflater = try RawInflater() }
+            if inflater == nil { inflater = try library.makeRawInflater() }
             count = try inflater!.inflateFrame(frame.payload, into: &output,
                                                limit: min(limit ?? maxInflatedFrameSize, maxInflatedFrameSize))
         } else {
@@ -66,7 +71,7 @@ public final class InboundCodec {
         }
         output.withUnsafeReadableBytes { bytes in
             let newBytes = UnsafeRawBufferPointer(rebasing: bytes[(start - output.readerIndex)...])
-            checksum.update(newBytes)
+            checksum.update(newBytes, using: library)
         }
         try verify(frame)
         return count

@@ -1,99 +1,51 @@
-import CZlib
 import NIOCore
 
 /// One raw-DEFLATE (window 2^15) inflate stream, kept for the life of a connection direction
-/// (wire-format reference §3.2). Not thread-safe: it belongs to one direction's codec.
-final class RawInflater {
-    private let stream: UnsafeMutablePointer<z_stream>
-    private static let syncTrailer: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
-
-    init() throws(BLIPError) {
-        stream = .allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        let status = czlib_inflateInit2(stream, -15)
-        guard status == Z_OK else {
-            stream.deallocate()
-            throw BLIPError(.inflateFailed, "inflateInit2 failed with zlib status \(status)")
-        }
-    }
-
-    /// An inflater in the same state as `other` (zlib's `inflateCopy`): both go on from the same
-    /// history, independently.
-    init(copying other: RawInflater) throws(BLIPError) {
-        stream = .allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        let status = inflateCopy(stream, other.stream)
-        guard status == Z_OK else {
-            stream.deallocate()
-            throw BLIPError(.inflateFailed, "inflateCopy failed with zlib status \(status)")
-        }
-    }
-
-    deinit {
-        inflateEnd(stream)
-        stream.deinitialize(count: 1)
-        stream.deallocate()
-    }
-
+/// (wire-format reference §3.2): the 32 KiB history carries over from frame to frame. Not
+/// thread-safe: it belongs to one direction's codec.
+protocol RawInflater: AnyObject {
     /// Inflates one frame's payload followed by the `00 00 FF FF` sync trailer the sender removed
     /// (§3.4), appending the output to `output`. Returns the number of bytes appended.
-    /// Throws when zlib reports an error or the output would exceed `limit` (a decompression bomb).
-    func inflateFrame(_ payload: ByteBuffer, into output: inout ByteBuffer, limit: Int) throws(BLIPError) -> Int {
-        var produced = 0
-        var failure: BLIPError?
-        payload.withUnsafeReadableBytes { input in
-            failure = feed(input, into: &output, produced: &produced, limit: limit)
-        }
-        if let failure { throw failure }
-        Self.syncTrailer.withUnsafeBytes { trailer in
-            failure = feed(trailer, into: &output, produced: &produced, limit: limit)
-        }
-        if let failure { throw failure }
-        return produced
-    }
+    /// Throws when the stream is invalid or the output would exceed `limit` bytes (a
+    /// decompression bomb): at most `limit` + 1 bytes are ever written to `output`.
+    func inflateFrame(_ payload: ByteBuffer, into output: inout ByteBuffer, limit: Int) throws(BLIPError) -> Int
 
-    /// Runs inflate over `input`; returns the error, if any (closures over raw bytes cannot
-    /// throw a typed error).
-    private func feed(_ input: UnsafeRawBufferPointer, into output: inout ByteBuffer,
-                      produced: inout Int, limit: Int) -> BLIPError? {
-        guard input.count > 0 else { return nil }
-        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress!.assumingMemoryBound(to: Bytef.self))
-        stream.pointee.avail_in = uInt(input.count)
-        defer {
-            stream.pointee.next_in = nil
-            stream.pointee.avail_in = 0
+    /// Copies the window later frames may refer back to (the last 32 KiB of output at most)
+    /// into `buffer` (32 KiB); returns its length. Only between frames.
+    func copyHistory(into buffer: UnsafeMutableRawBufferPointer) -> Int
+
+    /// Starts a new stream whose window is `history`. Only between frames: after a frame's sync
+    /// flush, no block is open and the window is the whole state (§3.2, §3.3).
+    func replaceHistory(with history: UnsafeRawBufferPointer) throws(BLIPError)
+}
+
+/// The deflate window: how far back a reference may reach.
+let rawDeflateWindowSize = 32 * 1024
+
+/// The end of a sync flush, which senders strip from every compressed frame (§3.3).
+let rawDeflateSyncTrailer: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
+
+extension DecodeLibrary {
+    /// A new inflate stream from this library.
+    func makeRawInflater() throws(BLIPError) -> any RawInflater {
+        switch self {
+        case .isal: return AdaptiveInflater()
+        case .isalOnly: return ISALInflater()
+        case .zlib: return try ZlibInflater()
         }
-        while true {
-            let room = max(4096, min(4 * input.count, 256 * 1024))
-            var status: Int32 = Z_OK
-            var outputFull = false
-            let written = output.writeWithUnsafeMutableBytes(minimumWritableBytes: room) { out in
-                stream.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                stream.pointee.avail_out = uInt(out.count)
-                status = inflate(stream, Z_SYNC_FLUSH)
-                let used = out.count - Int(stream.pointee.avail_out)
-                outputFull = stream.pointee.avail_out == 0
-                stream.pointee.next_out = nil
-                stream.pointee.avail_out = 0
-                return used
-            }
-            produced += written
-            if produced > limit {
-                return BLIPError(.inflatedFrameTooLarge, "a frame inflates to more than \(limit) bytes")
-            }
-            switch status {
-            case Z_OK, Z_BUF_ERROR:
-                // Z_BUF_ERROR only means no progress was possible: all input used, nothing pending.
-                if stream.pointee.avail_in == 0 && !outputFull { return nil }
-                if status == Z_BUF_ERROR && !outputFull { return nil }
-            case Z_STREAM_END:
-                // A final block ends the stream; a sender may start a new one after it.
-                inflateReset(stream)
-                if stream.pointee.avail_in == 0 { return nil }
-            default:
-                let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)"
-                return BLIPError(.inflateFailed, "inflate failed: \(message)")
-            }
-        }
+    }
+}
+
+extension RawInflater {
+    /// A new inflater of `library` that goes on from this one's history, independently (a stream
+    /// that forks: the relay re-encoding one leg of a recorded direction). Only between frames,
+    /// where the window is the whole state (§3.3); the copy inflates what this one would.
+    func copy(using library: DecodeLibrary) throws(BLIPError) -> any RawInflater {
+        let copy = try library.makeRawInflater()
+        let window = UnsafeMutableRawBufferPointer.allocate(byteCount: rawDeflateWindowSize, alignment: 1)
+        defer { window.deallocate() }
+        let length = copyHistory(into: window)
+        try copy.replaceHistory(with: UnsafeRawBufferPointer(rebasing: window[0..<length]))
+        return copy
     }
 }

@@ -62,9 +62,10 @@ public final class DirectionDecoder {
     /// plain decode path does no extra work.
     public var exposesPayloads = false
 
-    public init(limits: BLIPLimits = .default) {
+    /// `library` inflates and checksums (``DecodeLibrary/selected`` unless a comparison asks).
+    public init(limits: BLIPLimits = .default, library: DecodeLibrary = .selected) {
         self.limits = limits
-        self.codec = InboundCodec(maxInflatedFrameSize: limits.maxInflatedFrameSize)
+        self.codec = InboundCodec(maxInflatedFrameSize: limits.maxInflatedFrameSize, library: library)
     }
 
     /// The running CRC of everything decoded so far.

@@ -1,5 +1,4 @@
 import BLIPCore
-import CZlib
 import NIOCore
 
 /// Decodes one direction of BLIP traffic whose beginning was not captured (a live capture
@@ -100,9 +99,7 @@ struct MidSessionDecoder {
             return [.error("checksum state for \(direction) unknown at the start of the capture: frame \(frames)'s checksum "
                 + "is adopted unverified, later uncompressed frames are verified against it", frame: frames, fatal: false)]
         }
-        let computed = frame.payload.withUnsafeReadableBytes { bytes in
-            UInt32(truncatingIfNeeded: crc32(uLong(known), bytes.baseAddress?.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))
-        }
+        let computed = frame.payload.withUnsafeReadableBytes { CRC32.update(known, $0) }
         checksum = frame.checksum
         guard computed != frame.checksum else { return [] }
         return [.error("frame \(frames): checksum \(frame.checksum) does not follow from the previous frame's "

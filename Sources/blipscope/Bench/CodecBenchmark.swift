@@ -1,10 +1,10 @@
 import BLIPCore
-import CZlib
 import Foundation
 import NIOCore
 
-/// `blipscope bench codec`: decodes and encodes the same frames through BLIPCore and through bare
-/// zlib inflate/deflate + crc32 calls, and prints frames/s, MB/s and the ratio of the two.
+/// `blipscope bench codec`: decodes and encodes the same frames through BLIPCore (decoding with
+/// ISA-L and with zlib) and through bare library calls (``BareCodec``), and prints frames/s, MB/s
+/// and each time against bare zlib's.
 struct CodecBenchmark {
     let megabytes: Int
     let rounds: Int
@@ -20,6 +20,7 @@ struct CodecBenchmark {
     static let workloads = [
         Workload(name: "json 16 KiB, compressed", messageSize: 16_000, compressed: true),
         Workload(name: "json 4 KiB, compressed", messageSize: 4_000, compressed: true),
+        Workload(name: "json 300 B, compressed", messageSize: 300, compressed: true),
         Workload(name: "300 B, uncompressed", messageSize: 300, compressed: false),
         Workload(name: "4 KiB, uncompressed", messageSize: 4_000, compressed: false),
         Workload(name: "16 KiB, uncompressed", messageSize: 16_000, compressed: false),
@@ -27,17 +28,46 @@ struct CodecBenchmark {
 
     func run() throws {
         print("BLIP codec benchmark: \(megabytes) MB of message payload per workload, best of \(rounds)")
-        print(pad("workload", 26), pad("op", 7), pad("codec frames/s", 15), pad("codec MB/s", 11),
-              pad("zlib MB/s", 10), "codec/zlib time")
+        print("decode: BLIPCore as it runs (ISA-L CRC, ISA-L inflate for large frames, zlib for small ones), with ISA-L")
+        print("        for every frame (\(DecodeLibrary.environmentVariable)=isal-only) and with zlib (=zlib),")
+        print("        bare ISA-L inflate + crc; encode: BLIPCore (zlib deflate), bare ISA-L deflate; all against bare zlib")
+        print(pad("workload", 26), pad("op", 22), pad("frames/s", 10), pad("MB/s", 7),
+              pad("zlib MB/s", 10), pad("time/zlib", 10), "wire/zlib")
         for workload in Self.workloads where only.map({ workload.name.contains($0) }) ?? true {
             let data = BenchData(workload: workload, totalBytes: megabytes * 1_000_000)
-            let decode = try best { try decodeWithCodec(data) }
-            let bareDecode = codecOnly ? .nan : best { bareInflate(data) }
-            let encode = try best { try encodeWithCodec(data) }
-            let bareEncode = codecOnly ? .nan : best { bareDeflate(data) }
-            report(workload, "decode", frames: data.frames.count, bytes: data.payloadBytes, codec: decode, bare: bareDecode)
-            report(workload, "encode", frames: data.frames.count, bytes: data.payloadBytes, codec: encode, bare: bareEncode)
+            let bareDecode = codecOnly ? .nan : best { precondition(BareCodec.zlibInflate(data) == data.payloadBytes) }
+            let decode = try best { try decodeWithCodec(data, library: .isal) }
+            report(workload, "decode", data, decode, bareDecode)
+            if !codecOnly {
+                report(workload, "decode, ISA-L only", data, try best { try decodeWithCodec(data, library: .isalOnly) }, bareDecode)
+                report(workload, "decode, zlib", data, try best { try decodeWithCodec(data, library: .zlib) }, bareDecode)
+                report(workload, "bare ISA-L inflate+crc", data,
+                       best { precondition(BareCodec.isalInflate(data) == data.payloadBytes) }, bareDecode)
+            }
+            var zlibSize = 0
+            let bareEncode = codecOnly ? .nan : best { zlibSize = BareCodec.zlibDeflate(data, level: 6) }
+            report(workload, "encode", data, try best { try encodeWithCodec(data) }, bareEncode)
+            if !codecOnly && workload.compressed {
+                var size = 0
+                report(workload, "bare zlib deflate L1", data, best { size = BareCodec.zlibDeflate(data, level: 1) }, bareEncode,
+                       wire: Double(size) / Double(zlibSize))
+                for level in [1, 3] as [UInt32] {
+                    precondition(BareCodec.isalDeflateRoundTrips(data, level: level), "ISA-L level \(level) did not round-trip")
+                    report(workload, "bare ISA-L deflate L\(level)", data, best { size = BareCodec.isalDeflate(data, level: level) },
+                           bareEncode, wire: Double(size) / Double(zlibSize))
+                }
+            }
         }
+        guard !codecOnly, only == nil || "crc".contains(only!) else { return }
+        let crcData = BenchData(workload: Workload(name: "crc", messageSize: 16_000, compressed: false),
+                                totalBytes: megabytes * 1_000_000)
+        let zlibCRC = best { _ = BareCodec.crc(crcData, using: .zlib) }
+        let isalCRC = best { _ = BareCodec.crc(crcData, using: .isal) }
+        precondition(BareCodec.crc(crcData, using: .zlib) == BareCodec.crc(crcData, using: .isal))
+        print(pad("CRC-32 of 16 KiB chunks", 26), pad("ISA-L crc32_gzip_refl", 22), pad("", 10),
+              pad(String(format: "%.0f", Double(crcData.payloadBytes) / isalCRC / 1e6), 7),
+              pad(String(format: "%.0f", Double(crcData.payloadBytes) / zlibCRC / 1e6), 10),
+              String(format: "%.2f", isalCRC / zlibCRC))
     }
 
     private func best(_ body: () throws -> Void) rethrows -> Double {
@@ -50,12 +80,16 @@ struct CodecBenchmark {
         return times.min()!
     }
 
-    private func report(_ workload: Workload, _ op: String, frames: Int, bytes: Int, codec: Double, bare: Double) {
-        print(pad(workload.name, 26), pad(op, 7),
-              pad(String(format: "%.0f", Double(frames) / codec), 15),
-              pad(String(format: "%.0f", Double(bytes) / codec / 1e6), 11),
-              pad(String(format: "%.0f", Double(bytes) / bare / 1e6), 10),
-              String(format: "%.2f", codec / bare))
+    /// One line: `seconds` against the bare zlib baseline `bare`; `wire` is the compressed size
+    /// against bare zlib level 6 (deflate lines only).
+    private func report(_ workload: Workload, _ op: String, _ data: BenchData, _ seconds: Double, _ bare: Double,
+                        wire: Double? = nil) {
+        print(pad(workload.name, 26), pad(op, 22),
+              pad(String(format: "%.0f", Double(data.frames.count) / seconds), 10),
+              pad(String(format: "%.0f", Double(data.payloadBytes) / seconds / 1e6), 7),
+              pad(String(format: "%.0f", Double(data.payloadBytes) / bare / 1e6), 10),
+              pad(String(format: "%.2f", seconds / bare), 10),
+              wire.map { String(format: "%.2f", $0) } ?? "")
     }
 
     private func pad(_ text: String, _ width: Int) -> String {
@@ -64,8 +98,8 @@ struct CodecBenchmark {
 
     // MARK: BLIPCore
 
-    private func decodeWithCodec(_ data: BenchData) throws {
-        let decoder = DirectionDecoder()
+    private func decodeWithCodec(_ data: BenchData, library: DecodeLibrary) throws {
+        let decoder = DirectionDecoder(library: library)
         var bodyBytes = 0
         for frame in data.frames {
             if let message = try decoder.receive(frame).message { bodyBytes &+= message.body.readableBytes }
@@ -84,62 +118,6 @@ struct CodecBenchmark {
             }
         }
         precondition(frames == data.frames.count)
-    }
-
-    // MARK: bare zlib + crc32 on the same bytes
-
-    private func bareInflate(_ data: BenchData) {
-        var stream = z_stream()
-        _ = czlib_inflateInit2(&stream, -15)
-        defer { inflateEnd(&stream) }
-        var crc: uLong = 0
-        var output = [UInt8](repeating: 0, count: 1 << 20)
-        let trailer: [UInt8] = [0, 0, 0xFF, 0xFF]
-        var total = 0
-        for payload in data.wirePayloads {
-            if !data.workload.compressed {
-                payload.withUnsafeReadableBytes { crc = crc32(crc, $0.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt($0.count)) }
-                total += payload.readableBytes
-                continue
-            }
-            var produced = 0
-            output.withUnsafeMutableBytes { out in
-                func feed(_ input: UnsafeRawBufferPointer) {
-                    stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress!.assumingMemoryBound(to: Bytef.self))
-                    stream.avail_in = uInt(input.count)
-                    stream.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self) + produced
-                    stream.avail_out = uInt(out.count - produced)
-                    _ = inflate(&stream, Z_SYNC_FLUSH)
-                    produced = out.count - Int(stream.avail_out)
-                }
-                payload.withUnsafeReadableBytes { feed($0) }
-                trailer.withUnsafeBytes { feed($0) }
-                crc = crc32(crc, out.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(produced))
-            }
-            total += produced
-        }
-        precondition(total == data.payloadBytes, "bare inflate produced \(total), expected \(data.payloadBytes)")
-    }
-
-    private func bareDeflate(_ data: BenchData) {
-        var stream = z_stream()
-        _ = czlib_deflateInit2(&stream, 6, -15, 9, Z_DEFAULT_STRATEGY)
-        defer { deflateEnd(&stream) }
-        var crc: uLong = 0
-        var output = [UInt8](repeating: 0, count: 1 << 20)
-        for chunk in data.chunks {
-            chunk.withUnsafeReadableBytes { input in
-                crc = crc32(crc, input.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(input.count))
-                guard data.workload.compressed else { return }
-                output.withUnsafeMutableBytes { out in
-                    stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress!.assumingMemoryBound(to: Bytef.self))
-                    stream.avail_in = uInt(input.count)
-                    stream.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                    stream.avail_out = uInt(out.count)
-                    _ = deflate(&stream, Z_SYNC_FLUSH)
-                }
-            }
-        }
     }
 }
 

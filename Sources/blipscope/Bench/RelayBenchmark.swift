@@ -122,6 +122,10 @@ struct RelayBenchmark {
                       pad(String(format: "%.1f", Double(request.body.readableBytes * 2) * rate / 1e6), 11),
                       String(format: "%.3f", cpu[path]! / Double(total * rounds) * 10_000))
             }
+            if let relayCPU = cpu[.relay], let nginxCPU = cpu[.nginx], nginxCPU > 0 {
+                print(String(format: "   relay against nginx: CPU %.2f×, median ratio %+.2f", relayCPU / nginxCPU,
+                             Self.median(ratios[.relay]!) - Self.median(ratios[.nginx]!)))
+            }
         }
         print("relay peak RSS so far: \(relay.memoryKiB("VmHWM") / 1024) MiB")
         if only.contains("D") {

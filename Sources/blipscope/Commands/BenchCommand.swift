@@ -12,7 +12,7 @@ struct BenchCommand: AsyncParsableCommand {
 struct CodecBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "codec",
-        abstract: "BLIP codec throughput against bare zlib + crc32 on the same data."
+        abstract: "BLIP codec throughput (ISA-L and zlib decoding) against bare zlib and ISA-L calls on the same data."
     )
 
     @Option(help: "Megabytes of uncompressed payload per workload.")
@@ -24,7 +24,7 @@ struct CodecBench: ParsableCommand {
     @Option(help: "Run only the workloads whose name contains this text.")
     var only: String?
 
-    @Flag(help: "Skip the bare zlib baseline (to profile the codec alone).")
+    @Flag(help: "Skip the baselines and the zlib comparison (to profile the codec alone).")
     var codecOnly = false
 
     func run() throws {
@@ -44,8 +44,8 @@ struct RelayBench: AsyncParsableCommand {
     @Option(help: "Run only the workloads whose letter is listed, e.g. AD.")
     var only = "ABCDE"
 
-    @Option(help: "CPU placement: spread (peers on the first CPU, relay or nginx on the others), shared (all on the first CPU) or free (the kernel decides).")
-    var placement = RelayBenchmark.Placement.spread
+    @Option(help: "CPU placement: spread (peers on the first CPU, relay or nginx on the others), shared (all on the first CPU) or free (the kernel decides); several, comma-separated (spread,free), run one after the other.")
+    var placement = "spread"
 
     @Option(help: "Run A, B, C and D this many times on each path, interleaved, and report medians (D pools its round trips).")
     var rounds = 5
@@ -82,8 +82,18 @@ struct RelayBench: AsyncParsableCommand {
         if let captureDirectory { arguments += ["--capture", captureDirectory] }
         if mediate || redeflate { arguments += ["--deny-profile", RelayBenchmark.deniedProfile] }
         if let policy { arguments += ["--policy", policy] }
-        try await RelayBenchmark(scale: scale, rounds: max(1, rounds), placement: placement, only: Set(only.uppercased()), relayArguments: arguments, viewers: viewers, adminPort: adminPort,
-                                 nginx: nginx, mediate: mediate || redeflate, denyCompressed: redeflate).run()
+        let placements = try placement.split(separator: ",").map { name in
+            guard let placement = RelayBenchmark.Placement(rawValue: String(name)) else {
+                throw ValidationError("unknown placement \(name); use spread, shared or free")
+            }
+            return placement
+        }
+        for (index, placement) in placements.enumerated() {
+            if index > 0 { print() }
+            try await RelayBenchmark(scale: scale, rounds: max(1, rounds), placement: placement, only: Set(only.uppercased()), relayArguments: arguments, viewers: viewers, adminPort: adminPort,
+                                     nginx: nginx,
+                                     mediate: mediate || redeflate, denyCompressed: redeflate).run()
+        }
         if let captureDirectory { try CaptureBenchReport(directory: captureDirectory).print() }
     }
 }
@@ -156,4 +166,3 @@ struct AnalyzerBench: ParsableCommand {
     }
 }
 
-extension RelayBenchmark.Placement: ExpressibleByArgument {}

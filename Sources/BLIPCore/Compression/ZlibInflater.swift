@@ -1,0 +1,100 @@
+import CZlib
+import NIOCore
+
+/// A ``RawInflater`` over zlib's `inflate` (the reference implementation, kept for comparison:
+/// ``DecodeLibrary/zlib``).
+final class ZlibInflater: RawInflater {
+    private let stream: UnsafeMutablePointer<z_stream>
+
+    init() throws(BLIPError) {
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        let status = czlib_inflateInit2(stream, -15)
+        guard status == Z_OK else {
+            stream.deallocate()
+            throw BLIPError(.inflateFailed, "inflateInit2 failed with zlib status \(status)")
+        }
+    }
+
+    deinit {
+        inflateEnd(stream)
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+    }
+
+    func copyHistory(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var length: uInt = 0
+        guard inflateGetDictionary(stream, buffer.baseAddress!.assumingMemoryBound(to: Bytef.self), &length) == Z_OK else { return 0 }
+        return Int(length)
+    }
+
+    func replaceHistory(with history: UnsafeRawBufferPointer) throws(BLIPError) {
+        inflateReset(stream)
+        guard let base = history.baseAddress, history.count > 0 else { return }
+        // A raw stream takes a dictionary at any time (zlib.h, inflateSetDictionary).
+        let status = inflateSetDictionary(stream, base.assumingMemoryBound(to: Bytef.self), uInt(history.count))
+        guard status == Z_OK else { throw BLIPError(.inflateFailed, "inflateSetDictionary failed with zlib status \(status)") }
+    }
+
+    func inflateFrame(_ payload: ByteBuffer, into output: inout ByteBuffer, limit: Int) throws(BLIPError) -> Int {
+        let limit = max(0, limit)
+        var produced = 0
+        var failure: BLIPError?
+        payload.withUnsafeReadableBytes { input in
+            failure = feed(input, into: &output, produced: &produced, limit: limit)
+        }
+        if let failure { throw failure }
+        rawDeflateSyncTrailer.withUnsafeBytes { trailer in
+            failure = feed(trailer, into: &output, produced: &produced, limit: limit)
+        }
+        if let failure { throw failure }
+        return produced
+    }
+
+    /// Runs inflate over `input`; returns the error, if any (closures over raw bytes cannot
+    /// throw a typed error).
+    private func feed(_ input: UnsafeRawBufferPointer, into output: inout ByteBuffer,
+                      produced: inout Int, limit: Int) -> BLIPError? {
+        guard input.count > 0 else { return nil }
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress!.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(input.count)
+        defer {
+            stream.pointee.next_in = nil
+            stream.pointee.avail_in = 0
+        }
+        while true {
+            let room = max(4096, min(4 * input.count, 256 * 1024))
+            var status: Int32 = Z_OK
+            var outputFull = false
+            let written = output.writeWithUnsafeMutableBytes(minimumWritableBytes: room) { out in
+                // Never more than one byte past the limit: enough to tell that it was passed.
+                let capacity = min(out.count, limit + 1 - produced)
+                stream.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
+                stream.pointee.avail_out = uInt(capacity)
+                status = inflate(stream, Z_SYNC_FLUSH)
+                let used = capacity - Int(stream.pointee.avail_out)
+                outputFull = stream.pointee.avail_out == 0
+                stream.pointee.next_out = nil
+                stream.pointee.avail_out = 0
+                return used
+            }
+            produced += written
+            if produced > limit {
+                return BLIPError(.inflatedFrameTooLarge, "a frame inflates to more than \(limit) bytes")
+            }
+            switch status {
+            case Z_OK, Z_BUF_ERROR:
+                // Z_BUF_ERROR only means no progress was possible: all input used, nothing pending.
+                if stream.pointee.avail_in == 0 && !outputFull { return nil }
+                if status == Z_BUF_ERROR && !outputFull { return nil }
+            case Z_STREAM_END:
+                // A final block ends the stream; a sender may start a new one after it.
+                inflateReset(stream)
+                if stream.pointee.avail_in == 0 { return nil }
+            default:
+                let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)"
+                return BLIPError(.inflateFailed, "inflate failed: \(message)")
+            }
+        }
+    }
+}
