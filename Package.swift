@@ -235,7 +235,8 @@ let package = Package(
         ),
         .testTarget(
             name: "WebViewTests",
-            dependencies: ["WebView", "Capture", "BLIPCore", "Replication", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["WebView", "Capture", "BLIPCore", "Replication", .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
         ),
         .testTarget(
             name: "SoakTests",

@@ -3,7 +3,9 @@ import NIOHTTP1
 
 /// Sends one viewer's live feed as Server-Sent Events. A batch is written only when the previous
 /// one was taken by the kernel: when a batch was full (``MessageFeed/hasMore``) the next follows
-/// at once, otherwise the feed is polled every `interval`. A batch still untaken after
+/// at once while the viewer is within ``WebViewLimits/maxViewerBytesPerSecond``, otherwise the
+/// feed is polled every `interval` (a viewer of a faster session lags, and once its next message
+/// left the ring it is told how many it missed). A batch still untaken after
 /// ``WebViewLimits/viewerStallPolls`` intervals means the viewer does not read: its feed is told
 /// (``MessageFeed/fellBehind()``) and skips ahead with a `missed` event once it reads again.
 /// Until then it is not polled, so it costs the relay nothing; what waits for it is one batch
@@ -22,6 +24,10 @@ final class EventStreamWriter: @unchecked Sendable {
     private let version: HTTPVersion
     private let interval: TimeAmount
     private let stallPolls: Int
+    private let bytesPerSecond: Int
+    /// Bytes sent in the current one-second window, and when it began.
+    private var windowBytes = 0
+    private var windowStart = -Double.infinity
     private let source: Source
     private let now: @Sendable () -> Double
     private let onEnd: @Sendable () -> Void
@@ -34,8 +40,9 @@ final class EventStreamWriter: @unchecked Sendable {
     /// Polls without anything to send before a keep-alive comment.
     static let keepAliveAfter = 40
 
-    init(context: ChannelHandlerContext, version: HTTPVersion, interval: TimeAmount, stallPolls: Int, source: Source,
-         now: @escaping @Sendable () -> Double, onEnd: @escaping @Sendable () -> Void) {
+    init(context: ChannelHandlerContext, version: HTTPVersion, interval: TimeAmount, stallPolls: Int,
+         bytesPerSecond: Int, source: Source, now: @escaping @Sendable () -> Double, onEnd: @escaping @Sendable () -> Void) {
+        self.bytesPerSecond = max(1, bytesPerSecond)
         self.context = context
         self.version = version
         self.interval = interval
@@ -89,14 +96,17 @@ final class EventStreamWriter: @unchecked Sendable {
             for event in events { text += event.text }
         }
         idlePolls = 0
-        let more = source.hasMore()
+        let time = now()
+        if time - windowStart >= 1 { windowStart = time; windowBytes = 0 }
+        windowBytes += text.utf8.count
+        let more = source.hasMore() && windowBytes < bytesPerSecond
         writing = true
         let buffer = channel.allocator.buffer(string: text)
         context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer)))).whenComplete { [self] result in
             writing = false
             stalledPolls = 0
             guard case .success = result, more else { return }
-            // A full batch: the next one at once (off this call stack).
+            // A full batch within the viewer's rate: the next one at once (off this call stack).
             context.eventLoop.execute { [self] in
                 if !writing { send() }
             }

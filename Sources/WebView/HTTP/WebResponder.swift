@@ -48,7 +48,8 @@ public enum WebResponder {
         let limits = api.history.limits
         let interval = TimeAmount.milliseconds(Int64(limits.feedIntervalMilliseconds))
         EventStreamWriter(context: context, version: head.version, interval: interval, stallPolls: limits.viewerStallPolls,
-                          source: source, now: api.now, onEnd: { slots.release() })
+                          bytesPerSecond: limits.maxViewerBytesPerSecond, source: source, now: api.now,
+                          onEnd: { slots.release() })
             .start(sendBufferBytes: limits.viewerSendBufferBytes)
     }
 
