@@ -7,10 +7,4 @@ struct BlipScope: AsyncParsableCommand {
         abstract: "Replication proxy and traffic inspector for Couchbase Lite ⇄ Sync Gateway (BLIP 3 over WebSocket).",
         subcommands: [RelayCommand.self, InspectCommand.self, WebCommand.self, ExportCommand.self, SniffCommand.self, BenchCommand.self, DemoCommand.self, GatewayCommand.self, ReplicateCommand.self, ReplayCommand.self]
     )
-
-    /// Sets the heap up for long runs (`HeapTuning`) before any command starts.
-    static func main() async {
-        _ = HeapTuning.applied
-        await main(nil)
-    }
 }

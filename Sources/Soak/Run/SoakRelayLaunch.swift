@@ -12,12 +12,13 @@ public struct SoakRelayLaunch: Sendable, Equatable {
     public static let gatewayDatabase = "soakdb"
 
     /// The relay's command line (after the executable): capture and admin on, the log at warning
-    /// (one line per message at info would be gigabytes), decoding as always.
+    /// (one line per message at info would be gigabytes), decoding as always, and the heap kept
+    /// compact (`--compact-heap`), as a long-running relay with many sessions should run.
     public var arguments: [String] {
         ["relay", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(echoPort)",
          "--route", "\(Self.gatewayDatabase)=ws://127.0.0.1:\(gatewayPort)",
          "--capture", captureDirectory, "--capture-max-file-mb", String(captureMaxFileMiB),
-         "--admin", "127.0.0.1:\(adminPort)", "--log-file", logFile, "--log-level", "warning"]
+         "--admin", "127.0.0.1:\(adminPort)", "--log-file", logFile, "--log-level", "warning", "--compact-heap"]
     }
 }
 

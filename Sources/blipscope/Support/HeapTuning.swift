@@ -3,7 +3,8 @@ import CMalloc
 import Glibc
 #endif
 
-/// glibc malloc settings for a process that runs for days with many sessions at once.
+/// glibc malloc settings for a relay that runs for days with many sessions at once
+/// (`relay --compact-heap`): a flat RSS, paid for in CPU on large messages.
 ///
 /// glibc raises its mmap threshold each time a large mapped block is freed (up to 32 MiB), so
 /// after a few large messages every later buffer up to that size comes from the heap, and the
@@ -11,7 +12,9 @@ import Glibc
 /// (`bench soak`: 200 churning sessions, messages of 64 B–256 KiB) the relay's RSS climbed from
 /// 112 to 166 MiB over 2 million messages that way; with the threshold fixed at 128 KiB it stayed
 /// within 1 % of its size after warm-up, and the run was faster. Fixing the threshold by hand
-/// also turns glibc's adjustment off, which is the point.
+/// also turns glibc's adjustment off, which is the point. The price: every buffer over 128 KiB is
+/// mapped, faulted in and unmapped, which doubled the relay's CPU per round trip on 1 MiB
+/// messages (`bench relay` C), so it is not the default.
 ///
 /// A user's own `MALLOC_MMAP_THRESHOLD_` / `MALLOC_TRIM_THRESHOLD_` (glibc's environment
 /// settings) win over these. Other C libraries: nothing is changed.
@@ -21,11 +24,10 @@ enum HeapTuning {
     /// Free memory above this at the top of the heap is given back to the system.
     static let trimThreshold: Int32 = 1024 * 1024
 
-    /// What `apply()` did, computed once: the first use (``BlipScope/main()``) applies it.
-    static let applied: [String] = apply()
-
-    /// One line for a server's start: what was set, or that the environment set it.
-    static var summary: String {
+    /// One line for a server's start: what was set (`applied`, from ``apply()``), or that the
+    /// environment set it; glibc's own behaviour when the relay was not asked.
+    static func summary(applied: [String]?) -> String {
+        guard let applied else { return "heap: the C library's defaults (--compact-heap fixes them)" }
         #if canImport(Glibc)
         let mmap = applied.contains("mmapThreshold") ? "\(mmapThreshold / 1024) KiB" : "MALLOC_MMAP_THRESHOLD_"
         let trim = applied.contains("trimThreshold") ? "\(trimThreshold / 1024 / 1024) MiB" : "MALLOC_TRIM_THRESHOLD_"
@@ -36,7 +38,7 @@ enum HeapTuning {
     }
 
     /// Applies both settings unless the environment already sets them; returns what it set.
-    private static func apply() -> [String] {
+    static func apply() -> [String] {
         var applied: [String] = []
         #if canImport(Glibc)
         if getenv("MALLOC_MMAP_THRESHOLD_") == nil, mallopt(M_MMAP_THRESHOLD, mmapThreshold) == 1 {
