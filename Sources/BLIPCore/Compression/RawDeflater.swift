@@ -9,31 +9,18 @@ final class RawDeflater {
 
     /// `level` 1…9 (LiteCore's default is 6); memLevel 9 and the default strategy as LiteCore.
     init(level: Int32 = 6) throws(BLIPError) {
-        stream = .allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        let status = czlib_deflateInit2(stream, level, -15, 9, Z_DEFAULT_STRATEGY)
-        guard status == Z_OK else {
-            stream.deallocate()
-            throw BLIPError(.deflateFailed, "deflateInit2 failed with zlib status \(status)")
-        }
+        stream = try ZStream.make("deflateInit2", code: .deflateFailed) { czlib_deflateInit2($0, level, -15, 9, Z_DEFAULT_STRATEGY) }
     }
 
     /// A deflater in the same state as `other` (zlib's `deflateCopy`): both go on from the same
     /// history, independently.
     init(copying other: RawDeflater) throws(BLIPError) {
-        stream = .allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        let status = deflateCopy(stream, other.stream)
-        guard status == Z_OK else {
-            stream.deallocate()
-            throw BLIPError(.deflateFailed, "deflateCopy failed with zlib status \(status)")
-        }
+        stream = try ZStream.make("deflateCopy", code: .deflateFailed) { deflateCopy($0, other.stream) }
     }
 
     deinit {
         deflateEnd(stream)
-        stream.deinitialize(count: 1)
-        stream.deallocate()
+        ZStream.free(stream)
     }
 
     /// Compresses `first` then `second` (one frame's chunk, in two pieces) with a sync flush at

@@ -7,19 +7,12 @@ final class ZlibInflater: RawInflater {
     private let stream: UnsafeMutablePointer<z_stream>
 
     init() throws(BLIPError) {
-        stream = .allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        let status = czlib_inflateInit2(stream, -15)
-        guard status == Z_OK else {
-            stream.deallocate()
-            throw BLIPError(.inflateFailed, "inflateInit2 failed with zlib status \(status)")
-        }
+        stream = try ZStream.make("inflateInit2", code: .inflateFailed) { czlib_inflateInit2($0, -15) }
     }
 
     deinit {
         inflateEnd(stream)
-        stream.deinitialize(count: 1)
-        stream.deallocate()
+        ZStream.free(stream)
     }
 
     func copyHistory(into buffer: UnsafeMutableRawBufferPointer) -> Int {
