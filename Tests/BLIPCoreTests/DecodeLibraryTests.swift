@@ -172,6 +172,20 @@ struct DecodeLibraryTests {
             throws: { ($0 as? BLIPError)?.code == .messageTooLarge }
     }
 
+    @Test("a frame inflated under a small limit makes its output reserve no more than the limit allows, with either library",
+          arguments: DecodeLibrary.allCases)
+    func outputRoomStaysWithinTheLimit(library: DecodeLibrary) throws {
+        let sender = AssemblyTests.Sender()
+        let body = ByteBuffer(string: String(repeating: "{\"_id\":\"doc\"}", count: 20))   // 260 bytes
+        let frame = try BLIPFrame.parse(sender.frame(1, .request, body, compressed: true))
+        let codec = InboundCodec(library: library)
+        var output = ByteBuffer()
+        let count = try codec.decode(frame, appendingTo: &output, limit: 400)
+        #expect(count == body.readableBytes && output == body)
+        // limit + 1 = 401 bytes asked for at most, rounded up to a power of two by the allocator.
+        #expect(output.capacity <= 512, "capacity \(output.capacity)")
+    }
+
     @Test("a final block followed by a new stream in the same frame: both libraries restart at the next byte",
           arguments: DecodeLibrary.allCases)
     func newStreamAfterFinalBlock(library: DecodeLibrary) throws {

@@ -53,7 +53,7 @@ final class ISALInflater: RawInflater {
         let count = payload.readableBytes
         // Room for the whole frame in one call if it is like the one before (every call ends by
         // saving 32 KiB of history, so a second call for the same frame is not cheap).
-        let room = min(max(4096, 8 * count, lastOutput + 1024), 256 * 1024)
+        let room = min(max(4096, 8 * count, lastOutput + 1024), rawInflateMaxOutputRoom)
         defer { lastOutput = produced }
         guard count <= Self.joinedPayloadSize else {
             payload.withUnsafeReadableBytes { input in
@@ -97,7 +97,8 @@ final class ISALInflater: RawInflater {
             var status: Int32 = 0
             var outputFull = false
             // Once a call filled the buffer, ask for a full room: the output goes on.
-            let written = output.writeWithUnsafeMutableBytes(minimumWritableBytes: outputWasFull ? max(room, 16 * 1024) : room) { out in
+            let asked = min(outputWasFull ? max(room, 16 * 1024) : room, limit + 1 - produced)
+            let written = output.writeWithUnsafeMutableBytes(minimumWritableBytes: asked) { out in
                 // Never more than one byte past the limit: enough to tell that it was passed.
                 let capacity = min(out.count, limit + 1 - produced)
                 state.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: UInt8.self)

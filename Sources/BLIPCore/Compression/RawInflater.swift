@@ -22,6 +22,11 @@ protocol RawInflater: AnyObject {
 /// The deflate window: how far back a reference may reach.
 let rawDeflateWindowSize = 32 * 1024
 
+/// Most free space an inflater asks of its output buffer per library call: with the frame's
+/// limit (never more than `limit` + 1 - bytes already produced), it bounds what one frame makes
+/// the output buffer reserve beyond what the frame really inflates to.
+let rawInflateMaxOutputRoom = 256 * 1024
+
 /// The end of a sync flush, which senders strip from every compressed frame (§3.3).
 let rawDeflateSyncTrailer: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
 

@@ -56,7 +56,7 @@ final class ZlibInflater: RawInflater {
             stream.pointee.avail_in = 0
         }
         while true {
-            let room = max(4096, min(4 * input.count, 256 * 1024))
+            let room = min(max(4096, min(4 * input.count, rawInflateMaxOutputRoom)), limit + 1 - produced)
             var status: Int32 = Z_OK
             var outputFull = false
             let written = output.writeWithUnsafeMutableBytes(minimumWritableBytes: room) { out in
