@@ -26,8 +26,10 @@ import NIOCore
 /// direction are withheld (ACKs, which carry only a byte count, are still recorded).
 ///
 /// Memory: one inflater (about 44 KiB), once the direction was changed an encoder (a deflater,
-/// about 400 KiB, only after a compressed frame was re-encoded), the current key of each message
-/// whose properties are still arriving, and the chunk of the frame being encoded.
+/// about 400 KiB, only after a compressed frame was re-encoded), one entry per message in progress
+/// (at most ``BLIPLimits/maxMessagesInProgress``; past it the direction is withheld), each holding,
+/// while its properties are still arriving, the current key (at most
+/// ``PropertyScanner/maxKeyLength`` + 1 bytes), and the chunk of the frame being encoded.
 final class DirectionRedactor {
     enum Result {
         /// Record the frame as it came.
