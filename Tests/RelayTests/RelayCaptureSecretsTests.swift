@@ -63,6 +63,42 @@ import Testing
         return Run(captureFiles: try RelayCaptureTests.files(in: captures), pcap: pcap, echoed: echoed, directory: directory)
     }
 
+    @Test("the redactor reads the recorded streams with the relay's own decoder limits: a message the relay accepts under raised limits is recorded, not withheld")
+    func redactorUsesTheRelaysDecoderLimits() async throws {
+        let directory = RelayCaptureTests.directory()
+        let captures = (directory as NSString).appendingPathComponent("captures")
+        let harness = try await RelayHarness.start(upstream: {
+            $0.limits.maxPropertiesSize = 300 * 1024
+            // Answers with no properties, so the client (default limits) reads every reply.
+            $0.onRequest = { request, handler in handler.sendReply(.reply(to: request, properties: [:])) }
+        }, relay: {
+            $0.captureDirectory = captures
+            $0.limits.decoder.maxPropertiesSize = 300 * 1024
+        })
+        let client = try #require(try await harness.connect().connection)
+        // 150 KiB of properties: over the default 100 KiB, within the relay's 300 KiB.
+        let large = BLIPMessage.request(profile: "getCheckpoint", properties: ["client": String(repeating: "c", count: 150 * 1024)])
+        _ = try await withTimeout { try await client.request(large) }
+        _ = try await withTimeout { try await client.request(.request(profile: "getCheckpoint", properties: ["client": "after"])) }
+        try await client.close()
+        _ = try await harness.recorder.sessionClosed()
+        try await harness.shutdown()
+        let records = try RelayCaptureTests.files(in: captures).flatMap { try RelayCaptureTests.records($0) }
+        let notes = records.compactMap { record -> String? in
+            if case .note(_, let text) = record { return text } else { return nil }
+        }
+        #expect(!notes.contains { $0.contains("frames not recorded") }, "\(notes)")
+        var limits = BLIPLimits.default
+        limits.maxPropertiesSize = 300 * 1024
+        let decoder = ConnectionDecoder(limits: limits)
+        var clientMessages = 0
+        for record in records {
+            guard case .frame(let frame) = record, frame.direction == .clientToServer else { continue }
+            if try decoder.receive(frame.bytes, from: frame.direction).message != nil { clientMessages += 1 }
+        }
+        #expect(clientMessages == 2)
+    }
+
     /// Every property of every message the frames decode to (a fresh decoder: checksums and
     /// inflating checked), per direction.
     static func decodedProperties(_ frames: [(BLIPDirection, ByteBuffer)]) throws -> [BLIPDirection: [Properties]] {

@@ -39,6 +39,9 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
         /// Mask secret property values inside the recorded frames (``CaptureRedactor``); false
         /// records frames as they were sent (`--capture-secrets`).
         public var redactsSecrets = true
+        /// The limits the redactor reads the recorded streams with: the relay's own decoder limits,
+        /// so it never withholds a frame the relay accepted.
+        public var decoderLimits = BLIPLimits.default
 
         public init(directory: String, maxFileBytes: Int? = nil,
                     overflow: RelayConfiguration.CaptureOverflowPolicy = .backPressure) {
@@ -105,7 +108,7 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
         }
         let capture = SessionCapture(writer: writer, gate: options.overflow == .backPressure ? readGate : nil,
                                      policy: options.overflow, beforeFlush: options.beforeFlush,
-                                     redactor: options.redactsSecrets ? CaptureRedactor() : nil)
+                                     redactor: options.redactsSecrets ? CaptureRedactor(limits: options.decoderLimits) : nil)
         flusher.add(capture)
         sessions.withLockedValue { $0[info.id] = capture }
         totals.withLockedValue { $0.sessions += 1 }

@@ -26,6 +26,8 @@ public final class PcapObserver: RelayRecorder, @unchecked Sendable {
     private let logger: Logger
     /// Mask secret property values in the frames (``CaptureRedactor``); false writes them as sent.
     public let redactsSecrets: Bool
+    /// The relay's decoder limits, which the redactor reads the streams with.
+    private let decoderLimits: BLIPLimits
 
     private enum Item {
         case open(SessionInfo, CaptureTimestamp)
@@ -45,7 +47,9 @@ public final class PcapObserver: RelayRecorder, @unchecked Sendable {
     private var streams: [UInt64: PcapSessionStream] = [:]
     private var redactors: [UInt64: CaptureRedactor] = [:]
 
-    public init(path: String, relayPort: Int, logger: Logger, redactsSecrets: Bool = true) {
+    public init(path: String, relayPort: Int, logger: Logger, redactsSecrets: Bool = true,
+                decoderLimits: BLIPLimits = .default) {
+        self.decoderLimits = decoderLimits
         self.path = path
         self.relayPort = relayPort
         self.logger = logger
@@ -169,7 +173,7 @@ public final class PcapObserver: RelayRecorder, @unchecked Sendable {
                 var stream = PcapSessionStream(info: info, relayPort: relayPort)
                 packets = stream.open(info, at: time)
                 streams[info.id] = stream
-                if redactsSecrets { redactors[info.id] = CaptureRedactor() }
+                if redactsSecrets { redactors[info.id] = CaptureRedactor(limits: decoderLimits) }
             case .frame(let id, let direction, let leg, let bytes, let time):
                 for bytes in redacted(bytes, session: id, direction: direction, leg: leg, at: time) {
                     packets += streams[id]?.frame(bytes, direction: direction, at: time) ?? []

@@ -137,11 +137,13 @@ public final class RelayServer: Sendable {
             var options = CaptureObserver.Options(directory: directory, maxFileBytes: configuration.captureMaxFileBytes,
                                                   overflow: configuration.captureOverflow)
             options.redactsSecrets = !configuration.captureSecrets
+            options.decoderLimits = configuration.limits.decoder
             recorders.append(CaptureObserver(options: options, logger: logger))
         }
         if let path = configuration.pcapPath {
             recorders.append(PcapObserver(path: path, relayPort: configuration.listenPort, logger: logger,
-                                          redactsSecrets: !configuration.captureSecrets))
+                                          redactsSecrets: !configuration.captureSecrets,
+                                          decoderLimits: configuration.limits.decoder))
         }
         if configuration.captureSecrets, configuration.captureDirectory != nil || configuration.pcapPath != nil {
             logger.warning("--capture-secrets: capture files and the pcap hold secret BLIP property values (Authorization, Cookie, tokens, passwords) as sent; handshake headers stay redacted")
