@@ -103,6 +103,29 @@ struct ChangesFilterTests {
         #expect(String(buffer: observed.body) == #"[[],0,["1-x"]]"#)
     }
 
+    /// Each filtered list's reply mapping waits with its request for the upstream's reply; an
+    /// upstream that never answers must not make the relay keep them all.
+    @Test("reply mappings of unanswered filtered lists are kept only up to maxAwaitedReplies, the newest still mapped back")
+    func unansweredReplyMappingsAreBounded() throws {
+        var limits = MediationLimits()
+        limits.decoder.maxAwaitedReplies = 8
+        let link = MediatedLink(policy: Self.filteringPolicy(hiding: ["b", "d"]), limits: limits)
+        link.answerServerRequests = false
+        for seq in 1...40 { link.clientRequest(seq, profile: "changes", body: Self.changes) }
+        try link.pump()
+        #expect(link.serverReceived.count == 40)
+        #expect(link.mediator.awaitedReplies == 8)
+        #expect(link.mediator.forgottenReplies == 32)
+
+        // The newest is still mapped back to its four positions.
+        let newest = try #require(link.serverReceived.last)
+        link.server.send(reply: .reply(to: newest, body: ByteBuffer(string: #"[[],["1-x"]]"#)))
+        try link.pump()
+        let reply = try #require(link.clientReceived.last)
+        #expect(reply.number == 40 && String(buffer: reply.body) == #"[[],0,["1-x"]]"#)
+        #expect(link.mediator.awaitedReplies == 7)
+    }
+
     @Test("an all-filtered changes list is answered by the relay; the next request keeps its place")
     func allFilteredChangesAnswered() throws {
         let link = MediatedLink(policy: Self.filteringPolicy(hiding: ["a", "b", "c\"q", "c", "d"]))

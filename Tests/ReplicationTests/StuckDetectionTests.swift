@@ -144,18 +144,24 @@ struct StuckDetectionTests {
         #expect(ended.first?.description.hasSuffix("(10 times, then it stopped)") == true)
     }
 
+    /// The server offers `wanted` documents, the client wants them all, one rev is sent, and the
+    /// server closes with 1011 `reason` (the client's close follows).
+    private static func pullCutShort(_ script: Script, wanted: Int, reason: String) {
+        let entries = (1...wanted).map { "[\($0),\"d\($0)\",\"\(revA1)\"]" }.joined(separator: ",")
+        script.server(request("changes", 1, body: "[\(entries)]"))
+        script.client(reply(1, body: "[" + Array(repeating: "[]", count: wanted).joined(separator: ",") + "]"))
+        script.server(request("rev", 2, [("id", "d1"), ("rev", revA1)], body: "{}"))
+        script.now += 1
+        script.analyzer.observeClose(from: .serverToClient, code: 1011, reason: reason, at: script.now)
+        script.analyzer.observeClose(from: .clientToServer, code: 1011, reason: "", at: script.now)
+    }
+
     /// A policy's close fault (1011) in the middle of a pull: the revisions the client asked for
     /// are one finding, not one each.
     @Test("closed mid-transfer: one finding naming the close and the revisions outstanding")
     func closedMidTransfer() {
         let script = Script()
-        let entries = (1...50).map { "[\($0),\"d\($0)\",\"\(revA1)\"]" }.joined(separator: ",")
-        script.server(request("changes", 1, body: "[\(entries)]"))
-        script.client(reply(1, body: "[" + Array(repeating: "[]", count: 50).joined(separator: ",") + "]"))
-        script.server(request("rev", 2, [("id", "d1"), ("rev", revA1)], body: "{}"))
-        script.now += 1
-        script.analyzer.observeClose(from: .serverToClient, code: 1011, reason: "policy close", at: script.now)
-        script.analyzer.observeClose(from: .clientToServer, code: 1011, reason: "", at: script.now)
+        Self.pullCutShort(script, wanted: 50, reason: "policy close")
 
         let stuck = script.analyzer.allFindings(now: .infinity)
         #expect(stuck.map(\.kind) == [.closedMidTransfer])
@@ -170,13 +176,7 @@ struct StuckDetectionTests {
         let script = Script()
         script.client(request("subChanges", 1, [("batch", "200")]))
         script.server(reply(1))
-        let entries = (1...30).map { "[\($0),\"d\($0)\",\"\(revA1)\"]" }.joined(separator: ",")
-        script.server(request("changes", 1, body: "[\(entries)]"))
-        script.client(reply(1, body: "[" + Array(repeating: "[]", count: 30).joined(separator: ",") + "]"))
-        script.server(request("rev", 2, [("id", "d1"), ("rev", revA1)], body: "{}"))
-        script.now += 1
-        script.analyzer.observeClose(from: .serverToClient, code: 1011, reason: "injected", at: script.now)
-        script.analyzer.observeClose(from: .clientToServer, code: 1011, reason: "", at: script.now)
+        Self.pullCutShort(script, wanted: 30, reason: "injected")
 
         let all = script.analyzer.allFindings(now: .infinity)
         #expect(all.map(\.kind) == [.closedMidTransfer])

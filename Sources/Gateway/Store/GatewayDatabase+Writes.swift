@@ -4,7 +4,9 @@ import Replication
 /// A revision arriving from a peer in a rev or putRev message (replication-protocol §3 "rev").
 public struct IncomingRevision: Sendable, Equatable {
     public var docID: String
-    public var revID: String
+    public var revID: String {
+        didSet { vector = Self.vector(current: revID, history: versionHistory) }
+    }
     /// Ancestors, parent first (the `history` property, current revision omitted, §4).
     public var history: [String]
     public var deleted: Bool
@@ -13,7 +15,13 @@ public struct IncomingRevision: Sendable, Equatable {
     /// Set for a version-vector revision (replication-protocol §4): `revID` is then its current
     /// version, this the rest of its vector as the `history` property carried it (`pv1, pv2` or
     /// `mv1, mv2; pv…`, possibly empty), and `history` is unused.
-    public var versionHistory: String?
+    public var versionHistory: String? {
+        didSet { vector = Self.vector(current: revID, history: versionHistory) }
+    }
+    /// The whole vector of a version-vector revision, parsed once (the receiver's check, the
+    /// conflict check before attachments and the insert all read it); nil for a rev-tree one or
+    /// bad text.
+    public private(set) var vector: VersionVector?
 
     public init(docID: String, revID: String, history: [String] = [], deleted: Bool = false, body: ByteBuffer,
                 versionHistory: String? = nil) {
@@ -23,12 +31,12 @@ public struct IncomingRevision: Sendable, Equatable {
         self.deleted = deleted
         self.body = body
         self.versionHistory = versionHistory
+        vector = Self.vector(current: revID, history: versionHistory)
     }
 
-    /// The whole vector of a version-vector revision; nil for a rev-tree one or bad text.
-    var vector: VersionVector? {
-        guard let versionHistory else { return nil }
-        return StoredVersion(revID: "", current: revID, history: versionHistory).vector
+    private static func vector(current: String, history: String?) -> VersionVector? {
+        guard let history else { return nil }
+        return StoredVersion(revID: "", current: current, history: history).vector
     }
 }
 

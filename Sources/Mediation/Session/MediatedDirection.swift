@@ -20,7 +20,7 @@ final class MediatedDirection {
     var forwardedChecksum: UInt32 = 0
     /// Set once the receiver's inflater can no longer follow the sender's deflate stream.
     private(set) var deflateBroken = false
-    var numbers = MessageNumberMap()
+    var numbers: MessageNumberMap
     var messages: [MessageKey: MediatedMessage] = [:]
     /// Requests whose first frame has not left yet, in arrival order: none may overtake (§4.3).
     var gate = CircularBuffer<MediatedMessage>()
@@ -36,6 +36,7 @@ final class MediatedDirection {
         self.direction = direction
         self.limits = limits
         decoder = DirectionDecoder(limits: limits.decoder)
+        numbers = MessageNumberMap(maxAwaited: limits.decoder.maxAwaitedReplies)
         decoder.exposesPayloads = true
     }
 

@@ -52,6 +52,10 @@ public final class SessionMediator {
     /// Requests whose replies the decoders gave up waiting for (``BLIPLimits/maxAwaitedReplies``).
     public var forgottenReplies: Int { lanes.reduce(0) { $0 + $1.decoder.forgottenReplies } }
 
+    /// Forwarded requests whose replies the relay still maps back, both directions (at most
+    /// ``BLIPLimits/maxAwaitedReplies`` each).
+    public var awaitedReplies: Int { lanes.reduce(0) { $0 + $1.numbers.awaitingCount } }
+
     /// True once the relay re-encodes `direction` (after its first intervention).
     public func isReencoding(_ direction: BLIPDirection) -> Bool { lanes[direction.rawValue].isReencoding }
 

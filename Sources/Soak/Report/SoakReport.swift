@@ -2,23 +2,24 @@ import Foundation
 
 /// The outcome of a soak: what the peers counted, what the relay's metrics said, what became of
 /// the capture, the relay's memory and descriptors over the run, and the verdict against
-/// ``SoakTarget``.
+/// ``SoakTarget``. Read-only: the verdict is reached once, from what the run measured, and
+/// cannot drift from the figures it was reached on.
 public struct SoakReport: Sendable, Equatable, Codable {
     /// Numbered messages asked for, and concurrent sessions.
-    public var messages: Int
-    public var sessions: Int
+    public let messages: Int
+    public let sessions: Int
     /// Wall-clock seconds from the first session to the last close.
-    public var seconds: Double
-    public var tally: SessionTally
-    public var relay: RelayCounters
-    public var capture: CaptureSweepCounts
+    public let seconds: Double
+    public let tally: SessionTally
+    public let relay: RelayCounters
+    public let capture: CaptureSweepCounts
     /// Lines in the relay's log, which is at warning level: each is a problem or a close to read.
-    public var relayLogLines: Int
-    public var samples: [ResourceSample]
-    public var resources: ResourceSeries
-    public var failures: [String]
+    public let relayLogLines: Int
+    public let samples: [ResourceSample]
+    public let resources: ResourceSeries
+    public let failures: [String]
     /// No failure.
-    public var passed: Bool
+    public let passed: Bool
 
     public init(messages: Int, sessions: Int, seconds: Double, tally: SessionTally, relay: RelayCounters,
                 capture: CaptureSweepCounts, relayLogLines: Int = 0, samples: [ResourceSample], target: SoakTarget = SoakTarget()) {
