@@ -1,4 +1,5 @@
 import Foundation
+import Soak
 
 /// `blipscope relay` run as a child process, so that its CPU time and memory can be read from
 /// /proc apart from the benchmark's clients and echo server.
@@ -45,9 +46,8 @@ final class RelayProcess {
 
     /// A field of /proc/PID/status in KiB, e.g. VmRSS or VmHWM (peak).
     func memoryKiB(_ field: String) -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return 0 }
-        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return 0 }
+        return ProcessProbe.field(field, in: status) ?? 0
     }
 
     func stop() {
