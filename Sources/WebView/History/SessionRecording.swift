@@ -35,7 +35,8 @@ public final class SessionRecording: Sendable {
         var errors = 0
         var previewBytes = 0
         var previewsSkipped = 0
-        /// Requests waiting for their reply: the request's seq.
+        /// Requests waiting for their reply: the request's seq. At most twice
+        /// ``WebViewLimits/maxMessagesPerSession``: past it those no longer kept are dropped.
         var pending: [PendingKey: Int] = [:]
         /// Frames and ACKs of messages still arriving, attached when they complete; at most
         /// ``WebViewLimits/maxMessagesInProgress`` (beyond it the table is cleared).
@@ -113,7 +114,13 @@ public final class SessionRecording: Sendable {
         switch record.type {
         case .request:
             guard !record.flags.isNoReply else { return }
-            if state.pending.count >= limits.maxMessagesPerSession { state.pending.removeAll() }
+            if state.pending.count >= 2 * limits.maxMessagesPerSession {
+                // Only requests that left the ring (or leave it with this record) are forgotten:
+                // the ones still kept may yet get their reply. Halving the table at most each
+                // time keeps the cost of this sweep constant per request.
+                let kept = state.total - limits.maxMessagesPerSession
+                state.pending = state.pending.filter { $0.value > kept }
+            }
             state.pending[PendingKey(direction: record.direction.rawValue, number: record.number)] = record.seq
         case .response, .error:
             let key = PendingKey(direction: record.direction.reversed.rawValue, number: record.number)
@@ -244,6 +251,9 @@ public final class SessionRecording: Sendable {
             }
         }
     }
+
+    /// Requests waiting for their reply, as the pairing table holds them.
+    var pendingRequests: Int { state.withLockedValue { $0.pending.count } }
 
     public func record(seq: Int) -> MessageRecord? { records(from: seq, limit: 1).first.flatMap { $0.seq == seq ? $0 : nil } }
 
