@@ -41,7 +41,6 @@ public final class SessionRecording: Sendable {
         /// Frames and ACKs of messages still arriving, attached when they complete; at most
         /// ``WebViewLimits/maxMessagesInProgress`` (beyond it the table is cleared).
         var inProgress: [AckKey: MessageCarriage] = [:]
-        var ackCounts: [AckKey: Int] = [:]
         var closeReason: String?
         var endTime: Double?
     }
@@ -90,7 +89,6 @@ public final class SessionRecording: Sendable {
             let ackKey = AckKey(direction: direction.rawValue, isRequest: message.type == .request, number: message.number)
             if !state.inProgress.isEmpty, let carriage = state.inProgress.removeValue(forKey: ackKey) {
                 record.carriage = carriage
-                record.acks = state.ackCounts.removeValue(forKey: ackKey) ?? 0
             }
             link(&record, in: &state)
             state.messages[direction.rawValue] += 1
@@ -145,7 +143,6 @@ public final class SessionRecording: Sendable {
         state.withLockedValue { state in
             if state.inProgress[key] == nil, state.inProgress.count >= limits.maxMessagesInProgress {
                 state.inProgress.removeAll()
-                state.ackCounts.removeAll()
             }
             state.inProgress[key, default: MessageCarriage()].add(frame: frame, limit: limits.maxFramesPerMessage)
         }
@@ -162,7 +159,6 @@ public final class SessionRecording: Sendable {
         state.withLockedValue { state in
             if state.inProgress[key] != nil {
                 state.inProgress[key]!.add(ack: mark, limit: limit)
-                state.ackCounts[key, default: 0] += 1
                 return
             }
             let capacity = limits.maxMessagesPerSession
@@ -177,7 +173,6 @@ public final class SessionRecording: Sendable {
                     var carriage = record.carriage ?? MessageCarriage()
                     carriage.add(ack: mark, limit: limit)
                     state.ring[slot].carriage = carriage
-                    state.ring[slot].acks += 1
                     return
                 }
                 seq -= 1
@@ -185,10 +180,8 @@ public final class SessionRecording: Sendable {
             // Not seen yet (its first frame is still to come): kept for when it is.
             if state.inProgress.count >= limits.maxMessagesInProgress {
                 state.inProgress.removeAll()
-                state.ackCounts.removeAll()
             }
             state.inProgress[key, default: MessageCarriage()].add(ack: mark, limit: limit)
-            state.ackCounts[key, default: 0] += 1
         }
     }
 
@@ -198,7 +191,6 @@ public final class SessionRecording: Sendable {
             state.endTime = time
             state.pending.removeAll()
             state.inProgress.removeAll()
-            state.ackCounts.removeAll()
         }
     }
 
