@@ -167,10 +167,12 @@ public final class SessionRecording: Sendable {
             let oldest = max(state.total - state.ring.count, state.total - limits.maxMessagesInProgress)
             while seq >= oldest {
                 let slot = seq % capacity
-                let record = state.ring[slot]
-                if record.number == ack.number, record.direction == messageDirection,
-                   record.type == type || (type == .response && record.type == .error) {
-                    var carriage = record.carriage ?? MessageCarriage()
+                // Fields read in place: copying each record out would retain and release its
+                // references (analysis, strings, buffers) for every record passed over.
+                let recordType = state.ring[slot].type
+                if state.ring[slot].number == ack.number, state.ring[slot].direction == messageDirection,
+                   recordType == type || (type == .response && recordType == .error) {
+                    var carriage = state.ring[slot].carriage ?? MessageCarriage()
                     carriage.add(ack: mark, limit: limit)
                     state.ring[slot].carriage = carriage
                     return
