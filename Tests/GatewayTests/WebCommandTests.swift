@@ -70,6 +70,20 @@ import Testing
             let magic = pcap.body.prefix(4)
             #expect([[0xd4, 0xc3, 0xb2, 0xa1], [0xa1, 0xb2, 0xc3, 0xd4], [0x4d, 0x3c, 0xb2, 0xa1], [0xa1, 0xb2, 0x3c, 0x4d]]
                 .contains(Array(magic)), "pcap magic, not \(Array(magic))")
+            // Each download's pcap is its own file, gone once it is sent: two at once both read
+            // back whole, and nothing is left behind in the temporary directory.
+            let madePcaps = {
+                ((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+                    .filter { $0.hasPrefix("blipscope-web-\(getpid())-") && $0.hasSuffix(".pcap") }
+            }
+            #expect(madePcaps().isEmpty, "made pcaps left behind: \(madePcaps())")
+            async let first = webGetBytes(port: web.adminPort, path: "/api/sessions/\(id)/capture.pcap",
+                                          group: web.relayed.gateway.group)
+            async let second = webGetBytes(port: web.adminPort, path: "/api/sessions/\(id)/capture.pcap",
+                                           group: web.relayed.gateway.group)
+            let (one, two) = try await (first, second)
+            #expect(one.body == pcap.body && two.body == pcap.body, "concurrent downloads: \(one.body.count), \(two.body.count) bytes")
+            #expect(madePcaps().isEmpty, "made pcaps left behind: \(madePcaps())")
             let saved = directory + "/downloaded.pcap"
             try Data(pcap.body).write(to: URL(fileURLWithPath: saved))
             let connections = try importConnections(fromPcapAt: saved).filter { $0.kind == .webSocket }
