@@ -28,6 +28,24 @@ import Testing
         #expect(status == 0)
     }
 
+    @Test func webWithATokenServesOnlyRequestsThatCarryIt() async throws {
+        let capture = BlipscopeExecutable.packageRoot.appendingPathComponent("samples/goblip-session.pcap").path
+        let web = try BlipscopeExecutable.start(["web", "--token", "s3cret", capture])
+        defer { web.kill() }
+        let printed = try await web.waitForOutput(within: 60) { $0.contains("\n") }
+        let url = try #require(printed.split(separator: "\n").first.map(String.init))
+        #expect(url.hasSuffix("/?access_token=s3cret"), "the printed URL opens the page: \(url)")
+        let port = try #require(BlipscopeExecutable.port(after: "127.0.0.1", in: url))
+        let group = MultiThreadedEventLoopGroup.singleton
+        #expect(try await webGet(port: port, path: "/api/sessions", group: group).status == 401)
+        #expect(try await webGet(port: port, path: "/api/sessions?access_token=wrong", group: group).status == 401)
+        #expect(try await webGet(port: port, path: "/api/sessions?access_token=s3cre", group: group).status == 401)
+        #expect(try await webGet(port: port, path: "/api/sessions?access_token=s3cret", group: group).status == 200)
+        #expect(try await webGet(port: port, path: "/?access_token=s3cret", group: group).status == 200)
+        let status = try await web.stop()
+        #expect(status == 0)
+    }
+
     @Test func theAdminTokenGuardsThePageAndMayComeInItsQuery() async throws {
         try await withWebRelay(token: "s3cret") { web in
             let bare = try await web.get("/api/sessions").status
