@@ -1,4 +1,5 @@
 import BLIPCore
+import Capture
 import NIOCore
 import Replication
 
@@ -97,7 +98,7 @@ public struct MessageRecord: Sendable {
     /// The properties, secrets replaced (``PropertyRedaction``); nil when they were too large to keep.
     public var redactedProperties: [(key: String, value: String)]? {
         guard var block = propertiesBlock, let properties = try? Properties.decode(from: &block) else { return nil }
-        return Redaction.redact(properties)
+        return PropertyRedaction.redact(properties).pairs
     }
 
     /// The kept start of the body.
