@@ -28,6 +28,24 @@ import Testing
         #expect(status == 0)
     }
 
+    @Test func webWithATokenServesOnlyRequestsThatCarryIt() async throws {
+        let capture = BlipscopeExecutable.packageRoot.appendingPathComponent("samples/goblip-session.pcap").path
+        let web = try BlipscopeExecutable.start(["web", "--token", "s3cret", capture])
+        defer { web.kill() }
+        let printed = try await web.waitForOutput(within: 60) { $0.contains("\n") }
+        let url = try #require(printed.split(separator: "\n").first.map(String.init))
+        #expect(url.hasSuffix("/?access_token=s3cret"), "the printed URL opens the page: \(url)")
+        let port = try #require(BlipscopeExecutable.port(after: "127.0.0.1", in: url))
+        let group = MultiThreadedEventLoopGroup.singleton
+        #expect(try await webGet(port: port, path: "/api/sessions", group: group).status == 401)
+        #expect(try await webGet(port: port, path: "/api/sessions?access_token=wrong", group: group).status == 401)
+        #expect(try await webGet(port: port, path: "/api/sessions?access_token=s3cre", group: group).status == 401)
+        #expect(try await webGet(port: port, path: "/api/sessions?access_token=s3cret", group: group).status == 200)
+        #expect(try await webGet(port: port, path: "/?access_token=s3cret", group: group).status == 200)
+        let status = try await web.stop()
+        #expect(status == 0)
+    }
+
     @Test func theAdminTokenGuardsThePageAndMayComeInItsQuery() async throws {
         try await withWebRelay(token: "s3cret") { web in
             let bare = try await web.get("/api/sessions").status
@@ -70,6 +88,20 @@ import Testing
             let magic = pcap.body.prefix(4)
             #expect([[0xd4, 0xc3, 0xb2, 0xa1], [0xa1, 0xb2, 0xc3, 0xd4], [0x4d, 0x3c, 0xb2, 0xa1], [0xa1, 0xb2, 0x3c, 0x4d]]
                 .contains(Array(magic)), "pcap magic, not \(Array(magic))")
+            // Each download's pcap is its own file, gone once it is sent: two at once both read
+            // back whole, and nothing is left behind in the temporary directory.
+            let madePcaps = {
+                ((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+                    .filter { $0.hasPrefix("blipscope-web-\(getpid())-") && $0.hasSuffix(".pcap") }
+            }
+            #expect(madePcaps().isEmpty, "made pcaps left behind: \(madePcaps())")
+            async let first = webGetBytes(port: web.adminPort, path: "/api/sessions/\(id)/capture.pcap",
+                                          group: web.relayed.gateway.group)
+            async let second = webGetBytes(port: web.adminPort, path: "/api/sessions/\(id)/capture.pcap",
+                                           group: web.relayed.gateway.group)
+            let (one, two) = try await (first, second)
+            #expect(one.body == pcap.body && two.body == pcap.body, "concurrent downloads: \(one.body.count), \(two.body.count) bytes")
+            #expect(madePcaps().isEmpty, "made pcaps left behind: \(madePcaps())")
             let saved = directory + "/downloaded.pcap"
             try Data(pcap.body).write(to: URL(fileURLWithPath: saved))
             let connections = try importConnections(fromPcapAt: saved).filter { $0.kind == .webSocket }

@@ -69,6 +69,32 @@ import WebView
         }
     }
 
+    /// Live feeds are bounded (``WebViewLimits/maxViewers``): one more is answered 503, and a
+    /// feed's slot is free again once its viewer goes away.
+    @Test func viewersBeyondTheLimitAreRefusedUntilOneLeaves() async throws {
+        var limits = WebViewLimits()
+        limits.maxViewers = 1
+        try await withWebRelay(limits: limits) { web in
+            let group = web.relayed.gateway.group
+            let first = try await StreamedGet.start(port: web.adminPort, path: "/api/events", group: group)
+            _ = try await first.until { $0.contains("event: sessions") }
+            let refused = try await web.get("/api/events")
+            #expect(refused.status == 503 && refused.body.contains("too many live viewers"))
+            #expect(try await web.get("/api/sessions").status == 200, "the JSON pages are not feeds")
+            first.close()
+            _ = try await first.untilClosed()
+            // The relay learns of the close from the socket: ask again, a bounded number of times.
+            var admitted: StreamedGet?
+            for _ in 0..<200 where admitted == nil {
+                let next = try await StreamedGet.start(port: web.adminPort, path: "/api/events", group: group)
+                let text = try await next.until { $0.contains("event: sessions") || $0.contains(" 503 ") }
+                if text.contains("event: sessions") { admitted = next } else { next.close() }
+            }
+            #expect(admitted != nil, "the slot of the viewer that left is given to the next")
+            admitted?.close()
+        }
+    }
+
     /// A session far faster than a person reads: the viewer that reads promptly gets every row
     /// (no sampling), one that stops reading is told what it missed once it reads again, and the
     /// relay waits for neither.

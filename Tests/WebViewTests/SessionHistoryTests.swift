@@ -70,6 +70,28 @@ struct SessionHistoryTests {
         #expect(script.recording.record(seq: 3) == nil && script.recording.record(seq: 11)?.number == 12)
     }
 
+    @Test("requests left unanswered cannot unlink the ones still waiting: only requests that left the ring are forgotten")
+    func unansweredRequestsKeepLinks() throws {
+        var limits = WebViewLimits()
+        limits.maxMessagesPerSession = 4
+        let script = SessionScript(limits: limits)
+        // Five revs still waiting for their replies (as many as the ring keeps, and one more),
+        // then the reply to the fourth, whose request is still kept.
+        for number in MessageNumber(1)...5 {
+            script.client(request("rev", number, [("id", "d\(number)"), ("rev", revA1)]))
+        }
+        script.server(reply(4))
+        let kept = script.recording.records(from: 0, limit: 10)
+        #expect(kept.map(\.seq) == [2, 3, 4, 5])
+        #expect(kept.last?.link == 3 && kept[1].link == 5, "the reply and its request point at each other")
+        #expect(script.recording.pendingRequests <= 2 * limits.maxMessagesPerSession)
+        // A long run of unanswered requests keeps the table within its bound.
+        for number in MessageNumber(7)...40 {
+            script.client(request("rev", number, [("id", "d\(number)"), ("rev", revA1)]))
+            #expect(script.recording.pendingRequests <= 2 * limits.maxMessagesPerSession)
+        }
+    }
+
     @Test("a peer sending large properties in every message cannot make a session keep more than its copy budget")
     func propertyCopiesShareTheBudget() throws {
         var limits = WebViewLimits()

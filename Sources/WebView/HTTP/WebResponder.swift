@@ -25,7 +25,7 @@ public enum WebResponder {
                     let body = context.channel.allocator.buffer(string: "the pcap could not be made from the capture\n")
                     return write(context, head, .notFound, contentType: "text/plain; charset=utf-8", body: body)
                 }
-                sendFile(context, head, path: made, contentType: contentType, name: name)
+                sendFile(context, head, path: made, contentType: contentType, name: name, removeOnceOpen: true)
             }
         case .messageFeed(let feed):
             var feed = feed
@@ -68,10 +68,15 @@ public enum WebResponder {
         if !keepAlive { done.whenComplete { _ in channel.close(promise: nil) } }
     }
 
+    /// `removeOnceOpen`: the file was made for this response; it is unlinked once open (the handle
+    /// keeps it readable until sent), so no download leaves a file behind.
     private static func sendFile(_ context: ChannelHandlerContext, _ request: HTTPRequestHead, path: String,
-                                 contentType: String, name: String) {
-        guard let handle = try? NIOFileHandle(_deprecatedPath: path),
-              let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue else {
+                                 contentType: String, name: String, removeOnceOpen: Bool = false) {
+        let handle = try? NIOFileHandle(_deprecatedPath: path)
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
+        if removeOnceOpen { try? FileManager.default.removeItem(atPath: path) }
+        guard let handle, let size else {
+            try? handle?.close()
             let body = context.channel.allocator.buffer(string: "cannot read the capture\n")
             return write(context, request, .notFound, contentType: "text/plain; charset=utf-8", body: body)
         }

@@ -8,7 +8,8 @@ public enum WebResponse: Sendable {
     /// A file sent as an attachment named `name`.
     case file(path: String, contentType: String, name: String)
     /// A file made on request (a pcap from a capture): `make` reads and writes files, so the
-    /// responder runs it on a thread pool, never on an event loop the relay's sessions share.
+    /// responder runs it on a thread pool, never on an event loop the relay's sessions share. The
+    /// file is the response's own: the responder removes it once open (it is sent from the handle).
     case madeFile(make: @Sendable () -> String?, contentType: String, name: String)
 
     static func json(_ text: String) -> WebResponse {

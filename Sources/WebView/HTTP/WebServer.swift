@@ -4,21 +4,24 @@ import NIOHTTP1
 import NIOPosix
 
 /// A listener that serves only the web view (``WebAPI``): what `blipscope web` runs over capture
-/// files. Loopback by default; GET only; with a token, every request must carry it (as
-/// `Authorization: Bearer` or `?access_token=`). (The relay serves the same view from its admin
-/// listener, under that listener's rules.)
+/// files. Loopback by default; GET only; every request must pass `authorizes`, given its
+/// `Authorization` header or, failing that, `Bearer ` and its `?access_token=` (the admin
+/// listener's rule, which `blipscope web` passes in). (The relay serves the same view from its
+/// admin listener.)
 public final class WebServer: Sendable {
+    public typealias Authorization = @Sendable (_ authorizationHeader: String?) -> Bool
     public let host: String
     public let port: Int
-    public let token: String?
+    let authorizes: Authorization
     let api: WebAPI
     let slots: ViewerSlots
     private let group: any EventLoopGroup
     private let listener = NIOLockedValueBox<(any Channel)?>(nil)
 
-    public init(api: WebAPI, host: String = "127.0.0.1", port: Int = 0, token: String? = nil, group: any EventLoopGroup) {
+    public init(api: WebAPI, host: String = "127.0.0.1", port: Int = 0, authorizes: @escaping Authorization = { _ in true },
+                group: any EventLoopGroup) {
         self.api = api
-        self.token = token
+        self.authorizes = authorizes
         self.host = host
         self.port = port
         self.group = group
@@ -29,9 +32,9 @@ public final class WebServer: Sendable {
     public func start() async throws -> SocketAddress {
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { [api, slots, token] channel in
+            .childChannelInitializer { [api, slots, authorizes] channel in
                 channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
-                    channel.pipeline.addHandler(WebHandler(api: api, slots: slots, token: token))
+                    channel.pipeline.addHandler(WebHandler(api: api, slots: slots, authorizes: authorizes))
                 }
             }
             .bind(host: host, port: port).get()
@@ -52,13 +55,13 @@ final class WebHandler: ChannelInboundHandler, @unchecked Sendable {
 
     private let api: WebAPI
     private let slots: ViewerSlots
-    private let token: String?
+    private let authorizes: WebServer.Authorization
     private var head: HTTPRequestHead?
 
-    init(api: WebAPI, slots: ViewerSlots, token: String?) {
+    init(api: WebAPI, slots: ViewerSlots, authorizes: @escaping WebServer.Authorization) {
         self.api = api
         self.slots = slots
-        self.token = token
+        self.authorizes = authorizes
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -68,16 +71,13 @@ final class WebHandler: ChannelInboundHandler, @unchecked Sendable {
         case .end:
             guard let head else { return }
             self.head = nil
-            if let token, !token.isEmpty {
-                let given = head.headers.first(name: "authorization").flatMap { value -> String? in
-                    let parts = value.split(separator: " ", maxSplits: 1)
-                    return parts.count == 2 && parts[0].lowercased() == "bearer" ? String(parts[1]) : nil
-                } ?? WebRequest(target: head.uri).query["access_token"]
-                guard let given, Self.same(given, token) else {
-                    return WebResponder.write(context, head, .unauthorized, contentType: "text/plain; charset=utf-8",
-                                              body: context.channel.allocator.buffer(string: "unauthorized\n"),
-                                              extra: [("WWW-Authenticate", "Bearer")])
-                }
+            // The page's own requests (EventSource cannot send headers) carry the token in the
+            // query (RFC 6750 §2.3).
+            guard authorizes(head.headers.first(name: "authorization"))
+                    || (WebRequest(target: head.uri).query["access_token"].map { authorizes("Bearer \($0)") } ?? false) else {
+                return WebResponder.write(context, head, .unauthorized, contentType: "text/plain; charset=utf-8",
+                                          body: context.channel.allocator.buffer(string: "unauthorized\n"),
+                                          extra: [("WWW-Authenticate", "Bearer")])
             }
             guard head.method == .GET else {
                 return WebResponder.write(context, head, .methodNotAllowed, contentType: "text/plain; charset=utf-8",
@@ -85,13 +85,5 @@ final class WebHandler: ChannelInboundHandler, @unchecked Sendable {
             }
             WebResponder.respond(head, api: api, slots: slots, context: context)
         }
-    }
-
-    /// Compares in time independent of where the two differ.
-    static func same(_ given: String, _ expected: String) -> Bool {
-        let given = Array(given.utf8), expected = Array(expected.utf8)
-        var difference = UInt8(given.count == expected.count ? 0 : 1)
-        for index in expected.indices { difference |= expected[index] ^ (index < given.count ? given[index] : 0) }
-        return difference == 0
     }
 }

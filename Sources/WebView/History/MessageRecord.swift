@@ -1,4 +1,5 @@
 import BLIPCore
+import Capture
 import NIOCore
 import Replication
 
@@ -27,8 +28,6 @@ public struct MessageRecord: Sendable {
     public var streamBytes: Int
     public var bodyBytes: Int
     public var frameCount: Int
-    /// ACKs the receiver sent for it (BLIP §5), kept or not.
-    public var acks: Int = 0
     /// Its frames and ACKs (nil for a message whole in one frame and never ACKed). Held in a
     /// one-element array so a record stays small for the common case.
     private var carried: [MessageCarriage] = []
@@ -89,6 +88,8 @@ public struct MessageRecord: Sendable {
     }
 
     public var isError: Bool { type == .error }
+    /// ACKs the receiver sent for it (BLIP §5), kept or not.
+    public var acks: Int { carriage.map { $0.acks.count + $0.acksNotKept } ?? 0 }
     public var previewBytes: Int { preview?.readableBytes ?? 0 }
     /// What this record copied from the message: its preview and its properties block; counted
     /// against ``WebViewLimits/maxCopiedBytesPerSession``.
@@ -97,7 +98,7 @@ public struct MessageRecord: Sendable {
     /// The properties, secrets replaced (``PropertyRedaction``); nil when they were too large to keep.
     public var redactedProperties: [(key: String, value: String)]? {
         guard var block = propertiesBlock, let properties = try? Properties.decode(from: &block) else { return nil }
-        return Redaction.redact(properties)
+        return PropertyRedaction.redact(properties).pairs
     }
 
     /// The kept start of the body.

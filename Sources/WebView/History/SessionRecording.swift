@@ -35,12 +35,12 @@ public final class SessionRecording: Sendable {
         var errors = 0
         var previewBytes = 0
         var previewsSkipped = 0
-        /// Requests waiting for their reply: the request's seq.
+        /// Requests waiting for their reply: the request's seq. At most twice
+        /// ``WebViewLimits/maxMessagesPerSession``: past it those no longer kept are dropped.
         var pending: [PendingKey: Int] = [:]
         /// Frames and ACKs of messages still arriving, attached when they complete; at most
         /// ``WebViewLimits/maxMessagesInProgress`` (beyond it the table is cleared).
         var inProgress: [AckKey: MessageCarriage] = [:]
-        var ackCounts: [AckKey: Int] = [:]
         var closeReason: String?
         var endTime: Double?
     }
@@ -89,7 +89,6 @@ public final class SessionRecording: Sendable {
             let ackKey = AckKey(direction: direction.rawValue, isRequest: message.type == .request, number: message.number)
             if !state.inProgress.isEmpty, let carriage = state.inProgress.removeValue(forKey: ackKey) {
                 record.carriage = carriage
-                record.acks = state.ackCounts.removeValue(forKey: ackKey) ?? 0
             }
             link(&record, in: &state)
             state.messages[direction.rawValue] += 1
@@ -113,7 +112,13 @@ public final class SessionRecording: Sendable {
         switch record.type {
         case .request:
             guard !record.flags.isNoReply else { return }
-            if state.pending.count >= limits.maxMessagesPerSession { state.pending.removeAll() }
+            if state.pending.count >= 2 * limits.maxMessagesPerSession {
+                // Only requests that left the ring (or leave it with this record) are forgotten:
+                // the ones still kept may yet get their reply. Halving the table at most each
+                // time keeps the cost of this sweep constant per request.
+                let kept = state.total - limits.maxMessagesPerSession
+                state.pending = state.pending.filter { $0.value > kept }
+            }
             state.pending[PendingKey(direction: record.direction.rawValue, number: record.number)] = record.seq
         case .response, .error:
             let key = PendingKey(direction: record.direction.reversed.rawValue, number: record.number)
@@ -138,7 +143,6 @@ public final class SessionRecording: Sendable {
         state.withLockedValue { state in
             if state.inProgress[key] == nil, state.inProgress.count >= limits.maxMessagesInProgress {
                 state.inProgress.removeAll()
-                state.ackCounts.removeAll()
             }
             state.inProgress[key, default: MessageCarriage()].add(frame: frame, limit: limits.maxFramesPerMessage)
         }
@@ -155,7 +159,6 @@ public final class SessionRecording: Sendable {
         state.withLockedValue { state in
             if state.inProgress[key] != nil {
                 state.inProgress[key]!.add(ack: mark, limit: limit)
-                state.ackCounts[key, default: 0] += 1
                 return
             }
             let capacity = limits.maxMessagesPerSession
@@ -164,13 +167,14 @@ public final class SessionRecording: Sendable {
             let oldest = max(state.total - state.ring.count, state.total - limits.maxMessagesInProgress)
             while seq >= oldest {
                 let slot = seq % capacity
-                let record = state.ring[slot]
-                if record.number == ack.number, record.direction == messageDirection,
-                   record.type == type || (type == .response && record.type == .error) {
-                    var carriage = record.carriage ?? MessageCarriage()
+                // Fields read in place: copying each record out would retain and release its
+                // references (analysis, strings, buffers) for every record passed over.
+                let recordType = state.ring[slot].type
+                if state.ring[slot].number == ack.number, state.ring[slot].direction == messageDirection,
+                   recordType == type || (type == .response && recordType == .error) {
+                    var carriage = state.ring[slot].carriage ?? MessageCarriage()
                     carriage.add(ack: mark, limit: limit)
                     state.ring[slot].carriage = carriage
-                    state.ring[slot].acks += 1
                     return
                 }
                 seq -= 1
@@ -178,10 +182,8 @@ public final class SessionRecording: Sendable {
             // Not seen yet (its first frame is still to come): kept for when it is.
             if state.inProgress.count >= limits.maxMessagesInProgress {
                 state.inProgress.removeAll()
-                state.ackCounts.removeAll()
             }
             state.inProgress[key, default: MessageCarriage()].add(ack: mark, limit: limit)
-            state.ackCounts[key, default: 0] += 1
         }
     }
 
@@ -191,7 +193,6 @@ public final class SessionRecording: Sendable {
             state.endTime = time
             state.pending.removeAll()
             state.inProgress.removeAll()
-            state.ackCounts.removeAll()
         }
     }
 
@@ -244,6 +245,9 @@ public final class SessionRecording: Sendable {
             }
         }
     }
+
+    /// Requests waiting for their reply, as the pairing table holds them.
+    var pendingRequests: Int { state.withLockedValue { $0.pending.count } }
 
     public func record(seq: Int) -> MessageRecord? { records(from: seq, limit: 1).first.flatMap { $0.seq == seq ? $0 : nil } }
 

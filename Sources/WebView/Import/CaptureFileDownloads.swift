@@ -4,7 +4,8 @@ import Foundation
 /// The captures the page offers for download: a session's `.blipcap` (its first part) from the
 /// relay's `--capture` directory (files named `<run>-<session>-<part>.blipcap`) or from the files
 /// `blipscope web` opened, and a pcap made from that capture on request (client leg, synthesized
-/// TCP, as `blipscope export` writes it) in the temporary directory.
+/// TCP, as `blipscope export` writes it) in the temporary directory, one file per request, which
+/// the responder removes once it has it open.
 ///
 /// Making the pcap reads the whole capture: the responder runs it on NIO's thread pool, away from
 /// the event loops; it is meant for the occasional download, not for heavy use.
@@ -46,10 +47,16 @@ public struct CaptureFileDownloads: CaptureDownloads {
         guard let capture = captureFile(sessionID: sessionID) else { return nil }
         let parts = CaptureRotation.partsStarting(at: capture)
         guard let imported = try? CaptureFileImporter.importSession(paths: parts.isEmpty ? [capture] : parts) else { return nil }
-        let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("blipscope-web-\(getpid())-\(sessionID).pcap")
+        // A file per request: two downloads at once must not write the same file.
+        let name = "blipscope-web-\(getpid())-\(sessionID)-\(UUID().uuidString).pcap"
+        let path = (NSTemporaryDirectory() as NSString).appendingPathComponent(name)
         guard let exporter = try? PcapExporter(path: path) else { return nil }
-        defer { exporter.close() }
-        guard (try? exporter.export(imported.connections)) != nil else { return nil }
+        let exported = (try? exporter.export(imported.connections)) != nil
+        exporter.close()
+        guard exported else {
+            try? FileManager.default.removeItem(atPath: path)
+            return nil
+        }
         return path
     }
 }

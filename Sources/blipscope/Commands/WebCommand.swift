@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import NIOCore
 import NIOPosix
+import Relay
 import ServiceLifecycle
 import WebView
 
@@ -39,8 +40,10 @@ struct WebCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (host, port) = try parseHostPort(listen)
-        let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
-        if !loopback && (token ?? "").isEmpty { throw ValidationError("--listen \(host) is not loopback: give --token") }
+        // The admin listener's rules: loopback unless a token is given, then the token compared
+        // as that listener compares it.
+        let access = AdminConfiguration(host: host, port: port, bearerToken: token)
+        do { try access.validate() } catch { throw ValidationError("--listen \(host) is not loopback: give --token") }
         var limits = WebViewLimits()
         limits.maxLiveSessions = 1
         limits.maxClosedSessions = 100_000
@@ -59,7 +62,7 @@ struct WebCommand: AsyncParsableCommand {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let api = WebAPI(history: history, downloads: CaptureFileDownloads(files: loaded.captureFiles),
                          now: { .infinity })
-        let server = WebServer(api: api, host: host, port: port, token: token, group: group)
+        let server = WebServer(api: api, host: host, port: port, authorizes: { access.authorizes($0) }, group: group)
         let service = WebService(server: server) { address in
             let shown = address.port.map { "http://\(host.contains(":") ? "[\(host)]" : host):\($0)/" } ?? "\(address)"
             FileHandleOutput.standardError("blipscope web: \(loaded.sessions) session(s), \(loaded.messages) message(s)")
