@@ -13,7 +13,8 @@ struct MessageCarriageTests {
     /// when complete. `ackAfter`: frame indices after which the receiver ACKs. Returns the
     /// frames' sizes.
     func pass(_ message: BLIPMessage, through script: SessionScript, frameSize: Int = 1024,
-              ackAfter: Set<Int> = [], lateAck: Bool = false) throws -> [(bytes: Int, flags: FrameFlags)] {
+              ackAfter: Set<Int> = [], lateAck: Bool = false,
+              afterFrame: (Int) -> Void = { _ in }) throws -> [(bytes: Int, flags: FrameFlags)] {
         var limits = BLIPLimits.default
         limits.maxFrameSize = frameSize
         let queue = OutboundQueue(limits: limits)
@@ -33,6 +34,7 @@ struct MessageCarriageTests {
                 script.history.append(sessionID: script.id, whole, direction: .clientToServer, time: script.time,
                                       profile: analysis.profile, analysis: analysis, roundTrip: nil)
             }
+            afterFrame(frames.count - 1)
             if ackAfter.contains(frames.count - 1) {
                 let received = frames.reduce(0) { $0 + $1.bytes - 2 }
                 script.history.ack(sessionID: script.id, AckInfo(type: .ackRequest, number: frame.number, bytes: UInt64(received)),
@@ -85,6 +87,23 @@ struct MessageCarriageTests {
         let list = try #require(try detail(script)["frameList"] as? [[String: Any]])
         #expect(list.map { $0["w"] as? Int } == frames.map(\.bytes))
         #expect(list.last?["fl"] as? String == "Z")
+    }
+
+    @Test("ACKs for messages the relay never saw are dropped: a peer sending them cannot wipe the frames of a message still arriving")
+    func bogusAcksAreDropped() throws {
+        let script = SessionScript()
+        let bogus = { (after: Int) in
+            guard after == 0 else { return }
+            for number in MessageNumber(100)..<MessageNumber(100 + 2 * 1024) {
+                script.history.ack(sessionID: script.id, AckInfo(type: .ackRequest, number: number, bytes: 1),
+                                   from: .serverToClient, time: script.time)
+            }
+        }
+        let frames = try pass(bigRev(4_000), through: script, afterFrame: bogus)
+        let json = try detail(script)
+        let list = try #require(json["frameList"] as? [[String: Any]])
+        #expect(list.map { $0["w"] as? Int } == frames.map(\.bytes), "every frame kept, the first one too")
+        #expect(json["acks"] as? Int == 0)
     }
 
     @Test("ACKs the receiver sent for a message, while it arrived and after its last frame, with their byte counts")

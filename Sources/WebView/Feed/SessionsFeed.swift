@@ -5,7 +5,7 @@ public struct SessionsFeed: Sendable {
     public let history: SessionHistory
     public let downloads: (any CaptureDownloads)?
     private let every: Int
-    private var stamp: Int?
+    private var stamp: SessionHistory.ChangeStamp?
     private var polls = 0
 
     public init(history: SessionHistory, downloads: (any CaptureDownloads)? = nil, every: Int = 4) {

@@ -92,8 +92,15 @@ public final class SessionHistory: Sendable {
 
     /// Changes whenever a session opens or closes or any kept session records a message: what
     /// the sessions feed compares to decide whether to send.
-    public func changeStamp() -> Int {
+    public func changeStamp() -> ChangeStamp {
         let (generation, sessions) = state.withLockedValue { ($0.generation, Array($0.live.values)) }
-        return sessions.reduce(generation &* 1_000_003) { $0 &+ $1.snapshot().total }
+        return ChangeStamp(generation: generation, messages: sessions.reduce(0) { $0 &+ $1.snapshot().total })
+    }
+
+    /// Sessions opened or closed (``generation``) and messages the live ones recorded: two numbers
+    /// compared as a pair, so no count of messages can cancel a session's closing.
+    public struct ChangeStamp: Equatable, Sendable {
+        public let generation: Int
+        public let messages: Int
     }
 }

@@ -179,11 +179,9 @@ public final class SessionRecording: Sendable {
                 }
                 seq -= 1
             }
-            // Not seen yet (its first frame is still to come): kept for when it is.
-            if state.inProgress.count >= limits.maxMessagesInProgress {
-                state.inProgress.removeAll()
-            }
-            state.inProgress[key, default: MessageCarriage()].add(ack: mark, limit: limit)
+            // An ACK for a message the relay has not seen: a receiver ACKs only frames that came
+            // through the relay, and they were recorded first, so it is bogus; dropped, so a peer
+            // cannot fill the in-progress table with it and wipe real messages' frames.
         }
     }
 
