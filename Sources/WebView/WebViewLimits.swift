@@ -24,13 +24,14 @@ public struct WebViewLimits: Sendable, Equatable {
     /// the table is cleared (those messages then show only their frame count).
     public var maxMessagesInProgress = 1024
     /// Bytes of rows one live feed sends at once (at least one row). A batch that was full is
-    /// followed by the next as soon as the viewer's connection took it, so a viewer that keeps up
-    /// gets every message whatever the session's rate; rows are formatted once for all viewers.
+    /// followed by the next as soon as the viewer's connection took it, within
+    /// ``maxViewerBytesPerSecond``; rows are formatted once for all viewers.
     public var maxViewerBatchBytes = 256 * 1024
-    /// Bytes of rows one live feed sends per second at most (full batches follow each other
-    /// only within it; past it the next waits for the feed interval). What keeps viewers cheap for
-    /// the relay: a person reads a few rows a second, and the page loads everything kept through
-    /// the JSON pages. About 200 rows a second of small messages.
+    /// Bytes one live feed sends per second on average (a token bucket holding one second's
+    /// bytes pays for every write; a batch takes at most what is in it, and an empty bucket skips
+    /// the poll). What keeps viewers cheap for the relay: a person reads a few rows a second, and
+    /// the page loads everything kept through the JSON pages. About 200 rows a second of small
+    /// messages; a viewer of a faster session lags and is told what it missed.
     public var maxViewerBytesPerSecond = 64 * 1024
     /// The kernel's send buffer for a live feed's connection (`SO_SNDBUF`): with the one batch
     /// NIO may hold, what a viewer that stops reading holds up at most.

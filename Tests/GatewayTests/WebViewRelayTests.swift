@@ -103,6 +103,8 @@ import WebView
         limits.feedIntervalMilliseconds = 50
         limits.maxViewerBatchBytes = 32 * 1024
         limits.viewerSendBufferBytes = 16 * 1024
+        // The subject here is a viewer that keeps up; the byte rate has its own test below.
+        limits.maxViewerBytesPerSecond = 64 * 1024 * 1024
         try await withWebRelay(limits: limits) { web in
             let client = try await web.rawClient()
             _ = try await client.request(BLIPMessage.request(profile: "getCheckpoint", properties: ["client": "fast"]))
@@ -137,6 +139,39 @@ import WebView
             let caught = try await stalled.until { $0.contains("event: missed") }
             #expect(caught.contains("event: missed"), "the stalled viewer is told it missed messages")
             #expect(StreamedGet.rowSeqs(caught).count < total, "and was not sent them all")
+            try await client.close()
+        }
+    }
+
+    /// However fast the session, a viewer is sent at most its byte rate (plus one second's
+    /// bucket): it lags behind the session instead of costing the relay more.
+    @Test func aViewerOfAFastSessionGetsNoMoreThanItsByteRate() async throws {
+        var limits = WebViewLimits()
+        limits.feedIntervalMilliseconds = 50
+        let rate = 16 * 1024
+        limits.maxViewerBytesPerSecond = rate
+        try await withWebRelay(limits: limits) { web in
+            let client = try await web.rawClient()
+            _ = try await client.request(BLIPMessage.request(profile: "getCheckpoint", properties: ["client": "fast"]))
+            let id = try #require(web.history.recordings().first { $0.snapshot().isLive }?.description.id)
+            let viewer = try await StreamedGet.start(port: web.adminPort, path: "/api/sessions/\(id)/events?after=-1",
+                                                     group: web.relayed.gateway.group)
+            defer { viewer.close() }
+            let opened = ContinuousClock.now
+            var replies: [EventLoopFuture<BLIPMessage>] = []
+            for index in 0..<2_000 {
+                replies.append(try await client.send(BLIPMessage.request(profile: "getCheckpoint", properties: ["client": "fast-\(index)"])))
+            }
+            for reply in replies { _ = try await reply.get() }
+            // Three seconds' worth arrived: however long that took, no more than the rate allows.
+            let text = try await viewer.until { $0.utf8.count > 3 * rate }
+            let elapsed = ContinuousClock.now - opened
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let rows = StreamedGet.rowSeqs(text)
+            #expect(rows == Array(0..<rows.count), "the rows it got are the session's first, in order")
+            #expect(rows.count < 4_002, "the viewer lags behind the session")
+            #expect(Double(text.utf8.count) <= Double(rate) * (seconds + 1) + 8 * 1024,
+                    "\(text.utf8.count) bytes in \(seconds) s")
             try await client.close()
         }
     }

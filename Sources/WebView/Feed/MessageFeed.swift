@@ -3,7 +3,7 @@
 /// for it: it only appends to the ring.
 ///
 /// Each poll sends the rows that follow the cursor, at most ``WebViewLimits/maxViewerBatchBytes``
-/// of them (``hasMore`` then says the writer should poll again as soon as the batch is taken), so
+/// of them (or the smaller budget its writer has left of the viewer's byte rate) (``hasMore`` then says the writer should poll again as soon as the batch is taken), so
 /// a viewer that keeps up gets every message. A viewer skips ahead, with a `missed` event saying
 /// how many it missed, only when it truly fell behind: its connection did not take what it was
 /// sent (``fellBehind()``), or the ring overwrote what it had not read.
@@ -30,8 +30,9 @@ public struct MessageFeed: Sendable {
     public mutating func fellBehind() { behind = true }
 
     /// The events since the last poll (empty when there is nothing new); `now` on the session clock.
-    public mutating func poll(now: Double) -> [ServerSentEvent] {
-        let budget = max(1, recording.limits.maxViewerBatchBytes)
+    /// `budget` caps the rows' bytes below ``WebViewLimits/maxViewerBatchBytes`` (one row is always sent).
+    public mutating func poll(now: Double, budget: Int = .max) -> [ServerSentEvent] {
+        let budget = max(1, min(recording.limits.maxViewerBatchBytes, budget))
         let snapshot = recording.snapshot()
         var events: [ServerSentEvent] = []
         let resumeAt = max(next, snapshot.oldest, behind ? snapshot.total : next)

@@ -30,11 +30,11 @@ public enum WebResponder {
         case .messageFeed(let feed):
             var feed = feed
             stream(context, head, api: api, slots: slots,
-                   source: EventStreamWriter.Source(poll: { feed.poll(now: $0) }, hasMore: { feed.hasMore },
+                   source: EventStreamWriter.Source(poll: { feed.poll(now: $0, budget: $1) }, hasMore: { feed.hasMore },
                                                     fellBehind: { feed.fellBehind() }))
         case .sessionsFeed(let feed):
             var feed = feed
-            stream(context, head, api: api, slots: slots, source: EventStreamWriter.Source(poll: { feed.poll(now: $0) }))
+            stream(context, head, api: api, slots: slots, source: EventStreamWriter.Source(poll: { now, _ in feed.poll(now: now) }))
         }
     }
 

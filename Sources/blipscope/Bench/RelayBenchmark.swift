@@ -128,6 +128,10 @@ struct RelayBenchmark {
             }
         }
         print("relay peak RSS so far: \(relay.memoryKiB("VmHWM") / 1024) MiB")
+        if let watching {
+            // What the viewers took shows that they watched: a viewer that followed nothing costs nothing.
+            print("web view viewers: \(watching.followedFeeds) message feed(s) followed, \(watching.received / 1024) KiB received")
+        }
         if only.contains("D") {
             try await latency(relay: relay, upstreamPort: upstreamPort, group: group, label: placement.rawValue)
             if let proxy { try await latency(relay: relay, upstreamPort: upstreamPort, group: group, via: proxy.port, label: placement.rawValue) }
@@ -147,6 +151,9 @@ struct RelayBenchmark {
             }
         }
         if only.contains("E") { try await idleSessions(relay: relay, group: group) }
+        // The viewers' connections close on the group's loop, so before the group shuts down.
+        watching?.close()
+        watching = nil
         try await server.close()
         try await group.shutdownGracefully()
     }

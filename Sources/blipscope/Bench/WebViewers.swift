@@ -32,8 +32,16 @@ final class WebViewers: Sendable {
     /// Bytes the viewers received so far.
     var received: Int { bytes.withLockedValue { $0 } }
 
+    /// Message feeds the viewers opened so far (one per viewer and live session it followed).
+    var followedFeeds: Int { followed.withLockedValue { $0.count } }
+
+    /// `path` is the sessions feed (read as text, to follow what it lists) or a message feed
+    /// (only counted: a viewer's browser usually runs on another machine, so the stand-in should
+    /// take as little of the peers' CPU as it can).
     private func open(_ path: String, viewer: Int) async throws {
-        let reader = FeedReader { [weak self] text in self?.read(text, viewer: viewer) }
+        let reader = path == "/api/events"
+            ? FeedReader(onText: { [weak self] text in self?.read(text, viewer: viewer) })
+            : FeedReader(onBytes: { [weak self] count in self?.bytes.withLockedValue { $0 += count } })
         let channel = try await ClientBootstrap(group: group)
             .channelInitializer { channel in channel.pipeline.addHandler(reader) }
             .connect(host: "127.0.0.1", port: port).get()
@@ -73,13 +81,16 @@ final class WebViewers: Sendable {
 /// the sessions event is small enough that the viewers' coarse parsing loses at most a follow).
 private final class FeedReader: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
-    let onText: (String) -> Void
+    let onText: ((String) -> Void)?
+    let onBytes: ((Int) -> Void)?
     private var pending = ""
 
-    init(onText: @escaping (String) -> Void) { self.onText = onText }
+    init(onText: @escaping (String) -> Void) { self.onText = onText; self.onBytes = nil }
+    init(onBytes: @escaping (Int) -> Void) { self.onText = nil; self.onBytes = onBytes }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = unwrapInboundIn(data)
+        guard let onText else { return onBytes?(buffer.readableBytes) ?? () }
         pending += buffer.readString(length: buffer.readableBytes) ?? ""
         // Whole events only: up to the last blank line.
         guard let end = pending.range(of: "\n\n", options: .backwards) else { return }
