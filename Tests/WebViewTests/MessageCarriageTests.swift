@@ -1,4 +1,5 @@
 import BLIPCore
+import Capture
 import Foundation
 import NIOCore
 import Testing
@@ -73,6 +74,33 @@ struct MessageCarriageTests {
         let times = list.compactMap { $0["t"] as? Double }
         #expect(times.count == frames.count && times == times.sorted() && times.first! < times.last!)
         #expect(json["frames"] as? Int == frames.count && json["framesNotKept"] as? Int == 0)
+    }
+
+    @Test("opened from a capture file, a message in several frames lists each of them, as it did live")
+    func framesOfAMessageReadFromACapture() throws {
+        var limits = BLIPLimits.default
+        limits.maxFrameSize = 1024
+        let queue = OutboundQueue(limits: limits)
+        queue.enqueueRequest(bigRev(4_000, compressed: true))
+        var frames: [ByteBuffer] = []
+        while let frame = try queue.nextFrame() { frames.append(frame.bytes) }
+        #expect(frames.count >= 2)
+        var connection = CapturedConnection(
+            index: 0, client: Endpoint(ip: .v4(0x7F00_0001), port: 50_000), server: Endpoint(ip: .v4(0x7F00_0001), port: 4984),
+            kind: .webSocket, roleEvidence: .syn, request: nil, response: nil)
+        connection.events = frames.enumerated().map { offset, bytes in
+            CapturedEvent(time: CaptureTimestamp(seconds: 1_800_000_000, nanoseconds: UInt32(offset) * 1_000_000),
+                          direction: .clientToServer, kind: .message(opcode: 2, payload: bytes), packetIndex: offset)
+        }
+        let history = SessionHistory(limits: .default)
+        #expect(CaptureHistoryLoader.record(connection, id: 1, source: "test.pcap", into: history) == 1)
+        let recording = try #require(history.recording(1))
+        let json = try object(try #require(WebJSON.detail(recording, seq: 0)))
+        let list = try #require(json["frameList"] as? [[String: Any]])
+        #expect(list.map { $0["w"] as? Int } == frames.map(\.readableBytes), "every frame, not only the last")
+        #expect(list.dropLast().allSatisfy { $0["fl"] as? String == "MZU" } && list.last?["fl"] as? String == "ZU")
+        let times = list.compactMap { $0["t"] as? Double }
+        #expect(times == times.sorted() && times.first! < times.last!, "each at its own capture time")
     }
 
     @Test("a compressed message's frames are their deflated sizes on the wire")

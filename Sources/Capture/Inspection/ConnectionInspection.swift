@@ -9,13 +9,15 @@ import NIOCore
 public struct ConnectionInspection {
     public let connection: Int
     public let includeAcks: Bool
+    public let includeFrames: Bool
     private let decoder: ConnectionDecoder
     private var frameIndex: [BLIPDirection: Int] = [:]
     private var requests: [BLIPDirection: [MessageNumber: (profile: String?, time: Double)]] = [:]
 
-    public init(connection: Int, limits: BLIPLimits = .default, includeAcks: Bool = false) {
+    public init(connection: Int, limits: BLIPLimits = .default, includeAcks: Bool = false, includeFrames: Bool = false) {
         self.connection = connection
         self.includeAcks = includeAcks
+        self.includeFrames = includeFrames
         self.decoder = ConnectionDecoder(limits: limits)
     }
 
@@ -31,6 +33,7 @@ public struct ConnectionInspection {
         }
         switch kind {
         case .message(_, let payload):
+            let frameBytes = payload.readableBytes
             frameIndex[direction, default: 0] += 1
             let index = frameIndex[direction]!
             if decoder.failure(of: direction) != nil { return }
@@ -42,6 +45,9 @@ public struct ConnectionInspection {
                 case .ignored(let error):
                     emit(record(.error("frame \(index): \(error)", frame: index, fatal: false)))
                 case .data:
+                    if includeFrames, decoded.flags.hasMoreComing {
+                        emit(record(.frame(number: decoded.number, flags: decoded.flags, wireBytes: frameBytes)))
+                    }
                     if let result = completed(decoded, direction: direction, timestamp: timestamp) {
                         emit(result)
                     }

@@ -31,6 +31,11 @@ extension InspectRecord {
             object["type"] = ack.type.description
             object["number"] = ack.number
             object["bytes"] = ack.bytes
+        case .frame(let number, let flags, let wireBytes):
+            object["type"] = "FRAME"
+            object["messageType"] = flags.type?.description ?? "?"
+            object["number"] = number
+            object["wireSize"] = wireBytes
         case .close(let code, let reason):
             object["type"] = "CLOSE"
             if let code { object["code"] = Int(code) }
@@ -71,6 +76,8 @@ extension InspectRecord {
             return line
         case .ack(let ack):
             return "\(head) \(ack.type)#\(ack.number) \(ack.bytes) bytes"
+        case .frame(let number, let flags, let wireBytes):
+            return "\(head) frame of \(flags.type?.description ?? "?")#\(number) wire \(wireBytes)B"
         case .close(let code, let reason):
             return "\(head) CLOSE \(code.map(String.init) ?? "-") \(reason)"
         case .error(let message, _, let fatal):

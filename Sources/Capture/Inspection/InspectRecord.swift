@@ -2,12 +2,16 @@ import BLIPCore
 import Crypto
 import NIOCore
 
-/// One line of `blipscope inspect`: a BLIP message, an ACK, a WebSocket close, or a decoding
-/// problem, with the connection and direction it belongs to.
+/// One line of `blipscope inspect`: a BLIP message, an ACK, a frame of a message that takes
+/// more than one, a WebSocket close, or a decoding problem, with the connection and direction it belongs to.
 public struct InspectRecord: Sendable {
     public enum Kind: Sendable {
         case message(BLIPMessage)
         case ack(AckInfo)
+        /// A frame with MoreComing set (one of a message that takes more than one), when asked
+        /// (``CaptureInspector/includeFrames``); `wireBytes` is the whole frame, header and checksum
+        /// included. The message's own record describes its last frame.
+        case frame(number: MessageNumber, flags: FrameFlags, wireBytes: Int)
         case close(code: UInt16?, reason: String)
         /// A decoding problem: `frame` is the 1-based index of the WebSocket message in its
         /// direction; `fatal` when that direction could not be decoded any further.

@@ -57,7 +57,7 @@ public struct CapturedSession: Sendable {
                                                 time: max(0, record.timestamp - start)))
             case .error(let text, _, _):
                 problems.append("\(record.direction): \(text)")
-            case .ack, .close:
+            case .ack, .frame, .close:
                 break
             }
         }

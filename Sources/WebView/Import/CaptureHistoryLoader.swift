@@ -61,7 +61,7 @@ public enum CaptureHistoryLoader {
         var messages = 0
         var end = start
         var closeReason = "capture ended"
-        CaptureInspector(includeAcks: true).inspect(connection) { record in
+        CaptureInspector(includeAcks: true, includeFrames: true).inspect(connection) { record in
             end = max(end, record.timestamp)
             switch record.kind {
             case .message(let message):
@@ -70,6 +70,9 @@ public enum CaptureHistoryLoader {
                 let profile = message.type == .request ? message.profile : record.requestProfile
                 history.append(sessionID: id, message, direction: record.direction, time: record.timestamp,
                                profile: analysis.profile ?? profile, analysis: analysis, roundTrip: record.roundTrip)
+            case .frame(let number, let flags, let wireBytes):
+                history.frame(sessionID: id, direction: record.direction, number: number, flags: flags,
+                              wireBytes: wireBytes, time: record.timestamp)
             case .ack(let ack):
                 analyzer.observeAck(ack, from: record.direction, at: record.timestamp)
                 history.ack(sessionID: id, ack, from: record.direction, time: record.timestamp)

@@ -128,6 +128,8 @@ struct InspectCommand: ParsableCommand {
             case .ack(let ack):
                 analyzer.observeAck(ack, from: record.direction, at: record.timestamp)
                 if profile != nil { return }
+            case .frame:
+                if profile != nil { return }
             case .close(let code, let reason):
                 analyzer.observeClose(from: record.direction, code: code.map(Int.init), reason: reason, at: record.timestamp)
                 if profile != nil { return }
