@@ -76,7 +76,8 @@ import Testing
             #expect(sessions.first { $0["id"] as? Int == Int(id) }?["capture"] as? Bool == true, "the page offers the downloads")
             #expect(try await web.json("/api/sessions/\(id)")["capture"] as? Bool == true)
 
-            let file = try #require(CaptureFileDownloads(directory: directory).captureFile(sessionID: id))
+            let file = try #require(CaptureFileDownloads(directory: directory, run: web.relayed.relay.configuration.captureRun)
+                .captureFile(sessionID: id))
             let blipcap = try await webGetBytes(port: web.adminPort, path: "/api/sessions/\(id)/capture.blipcap",
                                                 group: web.relayed.gateway.group)
             #expect(blipcap.status == 200 && blipcap.head.contains("filename=\"session-\(id).blipcap\""))

@@ -68,7 +68,7 @@ func withWebRelay(seed: @escaping (GatewayDatabase) throws -> Void = { _ in },
         let address = try await relay.start()
         let admin = AdminServer(configuration: AdminConfiguration(host: "127.0.0.1", port: 0, bearerToken: token), group: gateway.group,
                                 relay: relay, observer: nil,
-                                web: WebAPI(history: history, downloads: CaptureFileDownloads(directory: captureDirectory),
+                                web: WebAPI(history: history, downloads: captureDirectory.map { CaptureFileDownloads(directory: $0, run: configuration.captureRun) },
                                             now: HistoryObserver.now), metricsText: { [] })
         let adminAddress = try await admin.start()
         let fixture = WebRelay(relayed: RelayedGateway(gateway: gateway, relay: relay, relayPort: try #require(address.port),

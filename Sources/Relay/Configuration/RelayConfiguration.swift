@@ -1,3 +1,4 @@
+import Foundation
 import BLIPCore
 import BLIPNIO
 import Mediation
@@ -74,6 +75,9 @@ public struct RelayConfiguration: Sendable {
     /// Write one capture file per session (``CaptureObserver``) into this directory (created if
     /// missing); nil captures nothing.
     public var captureDirectory: String?
+    /// The `<run>` that starts this relay's capture file names (`<run>-<session>-<part>.blipcap`):
+    /// its start time and process id, so that runs sharing a directory never share a file.
+    public var captureRun = RelayConfiguration.makeCaptureRun()
     /// Start a new part of a session's capture once a file holds this many bytes; nil never rotates.
     public var captureMaxFileBytes: Int?
     /// What to do when the disk does not keep up with a session's capture.
@@ -173,5 +177,12 @@ public struct UpstreamURL: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return "\(secure ? "wss" : "ws")://\(shownHost):\(port)\(pathPrefix)"
+    }
+}
+
+extension RelayConfiguration {
+    /// `<start time in seconds>-<process id>`.
+    public static func makeCaptureRun() -> String {
+        "\(Int(Date().timeIntervalSince1970))-\(ProcessInfo.processInfo.processIdentifier)"
     }
 }

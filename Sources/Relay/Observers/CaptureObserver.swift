@@ -42,6 +42,8 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
         /// The limits the redactor reads the recorded streams with: the relay's own decoder limits,
         /// so it never withholds a frame the relay accepted.
         public var decoderLimits = BLIPLimits.default
+        /// The `<run>` of the file names (``RelayConfiguration/captureRun``).
+        public var run = RelayConfiguration.makeCaptureRun()
 
         public init(directory: String, maxFileBytes: Int? = nil,
                     overflow: RelayConfiguration.CaptureOverflowPolicy = .backPressure) {
@@ -67,14 +69,11 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
     private let flusher: CaptureFlusher
     private let sessions = NIOLockedValueBox([UInt64: SessionCapture]())
     private let totals = NIOLockedValueBox(Statistics())
-    private let runName: String
 
     public init(options: Options, logger: Logger) {
         self.options = options
         self.logger = logger
         self.flusher = CaptureFlusher(interval: options.flushInterval, logger: logger)
-        let stamp = Int(Date().timeIntervalSince1970)
-        runName = "\(stamp)-\(ProcessInfo.processInfo.processIdentifier)"
     }
 
     public var statistics: Statistics { totals.withLockedValue { $0 } }
@@ -96,7 +95,7 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
     }
 
     public func sessionWillOpen(_ info: SessionInfo, readGate: SessionReadGate) {
-        let rotation = CaptureRotation(directory: options.directory, session: "\(runName)-\(info.id)",
+        let rotation = CaptureRotation(directory: options.directory, session: "\(options.run)-\(info.id)",
                                        maxFileBytes: options.maxFileBytes)
         let writer: CaptureWriter
         do {

@@ -138,6 +138,7 @@ public final class RelayServer: Sendable {
                                                   overflow: configuration.captureOverflow)
             options.redactsSecrets = !configuration.captureSecrets
             options.decoderLimits = configuration.limits.decoder
+            options.run = configuration.captureRun
             recorders.append(CaptureObserver(options: options, logger: logger))
         }
         if let path = configuration.pcapPath {

@@ -21,6 +21,6 @@ public struct SessionsFeed: Sendable {
         guard current != stamp else { return [] }
         stamp = current
         return [ServerSentEvent(event: "sessions", data: WebJSON.sessions(history, now: now,
-                                                                             captured: downloads?.capturedSessions() ?? []))]
+                                                                             captured: downloads?.capturedSessions(in: history) ?? []))]
     }
 }

@@ -3,9 +3,16 @@
 public protocol CaptureDownloads: Sendable {
     /// The session's capture file, if one exists (its first part when it was rotated).
     func captureFile(sessionID: UInt64) -> String?
-    /// The sessions that have a capture file now: what the sessions list marks as downloadable
-    /// (one listing of the capture directory for the whole list).
-    func capturedSessions() -> Set<UInt64>
+    /// Those of `sessions` that have a capture file now: what the sessions list marks as
+    /// downloadable.
+    func capturedSessions(among sessions: [UInt64]) -> Set<UInt64>
     /// A pcap of the session, if one can be given (made on request; nil when it cannot).
     func pcapFile(sessionID: UInt64) -> String?
+}
+
+extension CaptureDownloads {
+    /// The sessions `history` keeps that have a capture file now.
+    func capturedSessions(in history: SessionHistory) -> Set<UInt64> {
+        capturedSessions(among: history.recordings().map(\.description.id))
+    }
 }

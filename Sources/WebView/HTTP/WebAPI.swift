@@ -35,7 +35,7 @@ public struct WebAPI: Sendable {
         if path == "/" || path == "/ui" || path == "/ui/" { return WebAssets.response(for: "index.html") }
         if path.hasPrefix("/ui/") { return WebAssets.response(for: String(path.dropFirst(4))) }
         if path == "/api/sessions" || path == "/api/sessions/" {
-            return .json(WebJSON.sessions(history, now: now(), captured: downloads?.capturedSessions() ?? []))
+            return .json(WebJSON.sessions(history, now: now(), captured: downloads?.capturedSessions(in: history) ?? []))
         }
         if path == "/api/events" { return .sessionsFeed(SessionsFeed(history: history, downloads: downloads)) }
         if path.hasPrefix("/api/docs/") {

@@ -2,45 +2,40 @@ import Capture
 import Foundation
 
 /// The captures the page offers for download: a session's `.blipcap` (its first part) from the
-/// relay's `--capture` directory (files named `<run>-<session>-<part>.blipcap`) or from the files
-/// `blipscope web` opened, and a pcap made from that capture on request (client leg, synthesized
-/// TCP, as `blipscope export` writes it) in the temporary directory, one file per request, which
-/// the responder removes once it has it open.
+/// relay's `--capture` directory (this run's files, `<run>-<session>-<part>.blipcap`) or from the
+/// files `blipscope web` opened, and a pcap made from that capture on request (client leg,
+/// synthesized TCP, as `blipscope export` writes it) in the temporary directory, one file per
+/// request, which the responder removes once it has it open.
 ///
-/// Making the pcap reads the whole capture: the responder runs it on NIO's thread pool, away from
-/// the event loops; it is meant for the occasional download, not for heavy use.
+/// Which sessions have a capture is one `stat` of the session's own first part per listed
+/// session (at most the history's sessions), never a listing of the directory, which may hold
+/// any number of files from earlier runs. Making the pcap reads the whole capture: the responder
+/// runs it on NIO's thread pool, away from the event loops; it is meant for the occasional
+/// download, not for heavy use.
 public struct CaptureFileDownloads: CaptureDownloads {
-    public var directory: String?
+    /// The relay's capture directory and the `<run>` of its file names.
+    public var directory: (path: String, run: String)?
     public var files: [UInt64: String]
 
-    public init(directory: String? = nil, files: [UInt64: String] = [:]) {
-        self.directory = directory
+    public init(directory: String, run: String) {
+        self.directory = (directory, run)
+        self.files = [:]
+    }
+
+    public init(files: [UInt64: String]) {
+        self.directory = nil
         self.files = files
     }
 
     public func captureFile(sessionID: UInt64) -> String? {
         if let file = files[sessionID] { return file }
-        guard let directory, let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
-        let suffix = "-\(sessionID)-1.\(CaptureFileFormat.fileExtension)"
-        let paths = names.filter { $0.hasSuffix(suffix) }.map { (directory as NSString).appendingPathComponent($0) }
-        // Several runs may have had a session of this number: the newest file is this run's.
-        return paths.max { modified($0) < modified($1) }
+        guard let directory else { return nil }
+        let path = CaptureRotation(directory: directory.path, session: "\(directory.run)-\(sessionID)").path(part: 1)
+        return FileManager.default.fileExists(atPath: path) ? path : nil
     }
 
-    public func capturedSessions() -> Set<UInt64> {
-        var sessions = Set(files.keys)
-        guard let directory, let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return sessions }
-        let suffix = "-1.\(CaptureFileFormat.fileExtension)"
-        for name in names where name.hasSuffix(suffix) {
-            // `<run>-<session>-1.blipcap`: the session is the part before the last dash.
-            let parts = name.dropLast(suffix.count).split(separator: "-")
-            if let last = parts.last, parts.count >= 2, let id = UInt64(last) { sessions.insert(id) }
-        }
-        return sessions
-    }
-
-    private func modified(_ path: String) -> Date {
-        ((try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date) ?? .distantPast
+    public func capturedSessions(among sessions: [UInt64]) -> Set<UInt64> {
+        Set(sessions.filter { captureFile(sessionID: $0) != nil })
     }
 
     public func pcapFile(sessionID: UInt64) -> String? {

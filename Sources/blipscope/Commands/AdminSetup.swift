@@ -13,8 +13,8 @@ struct AdminSetup {
     let registry: PrometheusCollectorRegistry
     /// The web view's history of sessions; nil with `--no-web`.
     var history: HistoryObserver? = nil
-    /// The relay's `--capture` directory, for the page's download links.
-    var captureDirectory: String? = nil
+    /// The relay's `--capture` directory and the `<run>` of its file names, for the page's download links.
+    var capture: (directory: String, run: String)? = nil
 
     /// The observers the relay needs for this listener.
     var observers: [any RelayObserver] { [observer] + (history.map { [$0] } ?? []) }
@@ -41,7 +41,8 @@ struct AdminSetup {
     func service(relay: RelayServer, group: any EventLoopGroup) -> AdminService {
         let registry = registry
         let web = history.map {
-            WebAPI(history: $0.history, downloads: CaptureFileDownloads(directory: captureDirectory), now: HistoryObserver.now)
+            WebAPI(history: $0.history, downloads: capture.map { CaptureFileDownloads(directory: $0.directory, run: $0.run) },
+                   now: HistoryObserver.now)
         }
         return AdminService(server: AdminServer(configuration: configuration, group: group, relay: relay, observer: observer,
                                                 web: web, metricsText: { registry.emitToBuffer() }),

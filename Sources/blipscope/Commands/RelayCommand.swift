@@ -136,7 +136,7 @@ struct RelayCommand: AsyncParsableCommand {
         var adminSetup = try admin.map { try AdminSetup.make(address: $0, token: token, userLabels: metricsUserLabels) }
         if adminSetup != nil && !noWeb {
             adminSetup?.history = HistoryObserver(history: SessionHistory(limits: webLimits))
-            adminSetup?.captureDirectory = configuration.captureDirectory
+            adminSetup?.capture = configuration.captureDirectory.map { ($0, configuration.captureRun) }
         }
         let relay = RelayServer(configuration: configuration, group: group, logger: logger,
                                 observers: adminSetup?.observers ?? [])
