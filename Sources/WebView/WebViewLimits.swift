@@ -2,7 +2,9 @@
 /// a viewer can grow is capped here; the worst case is
 /// `(maxLiveSessions + maxClosedSessions) × maxMessagesPerSession` message records (each about
 /// 200 bytes) and, per session, at most ``maxCopiedBytesPerSession`` of body previews and
-/// property copies: with the defaults, 120 × (10,000 × ~200 B + 2 MiB) ≈ 480 MB.
+/// property copies and ``maxAnalysisBytesPerSession`` of the analyzer's readings: with the
+/// defaults, 120 × (10,000 × (~200 B + 800 B) + 2 MiB) ≈ 1.45 GB. An ordinary session fills
+/// far less (a 10,000-message pull: ~2 MB of records, ~3.8 MB of readings).
 public struct WebViewLimits: Sendable, Equatable {
     /// Live sessions recorded at once; sessions opened beyond it are counted, not recorded.
     public var maxLiveSessions = 100
@@ -16,6 +18,16 @@ public struct WebViewLimits: Sendable, Equatable {
     /// messages keep neither (they are counted) until older ones leave the ring. A peer sending
     /// messages with 8 KiB of properties each cannot make a session hold more than this.
     public var maxCopiedBytesPerSession = 2 << 20
+    /// Estimated bytes of the analyzer's readings one session's ring keeps, per message it keeps
+    /// (``AnalyzedMessage/retainedBytes``: typed properties, changes entries, checkpoint bodies,
+    /// findings); the session's budget is ``maxAnalysisBytesPerSession``. Past it new messages
+    /// are kept without their reading (counted) until older ones leave the ring. A ring of an
+    /// ordinary pull (batches of 200 changes, each rev and reply) holds about 380 bytes of
+    /// readings per message; a peer sending huge changes batches or checkpoint bodies cannot make
+    /// a session hold more than the budget.
+    public var maxAnalysisBytesPerMessage = 800
+    /// ``maxMessagesPerSession`` × ``maxAnalysisBytesPerMessage``: 8 MB with the defaults.
+    public var maxAnalysisBytesPerSession: Int { maxMessagesPerSession.multipliedReportingOverflow(by: maxAnalysisBytesPerMessage).partialValue }
     /// A message's properties are kept (copied) up to this size; larger ones are summarized.
     public var maxPropertyBytes = 8 * 1024
     /// Frames kept per message for its detail (and as many ACKs); more are counted ("+N more").

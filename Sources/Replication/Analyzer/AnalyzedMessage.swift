@@ -32,6 +32,14 @@ public struct AnalyzedMessage: Sendable {
         self.isExpectedError = isExpectedError
     }
 
+    /// Estimated bytes keeping this reading costs: the typed message's own content
+    /// (``ReplicationMessage/retainedBytes``) and the findings it raised.
+    public var retainedBytes: Int {
+        box.withMessage { $0.retainedBytes } + RetainedSize.array(findings) { finding in
+            RetainedSize.string(finding.profile) + RetainedSize.string(finding.docID) + RetainedSize.string(finding.message)
+        }
+    }
+
     public var message: ReplicationMessage {
         get { box.message }
         set { box = RequestBox(newValue) }

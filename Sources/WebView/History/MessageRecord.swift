@@ -20,8 +20,11 @@ public struct MessageRecord: Sendable {
     public var flags: FrameFlags
     /// The message's profile (a reply: its request's).
     public var profile: String?
-    /// The analyzer's reading (summary, typed content, findings), when an analyzer read it.
+    /// The analyzer's reading (summary, typed content, findings), when an analyzer read it and
+    /// the session's budget for readings had room (``WebViewLimits/maxAnalysisBytesPerSession``).
     public var analysis: AnalyzedMessage?
+    /// What keeping ``analysis`` costs, as counted against that budget.
+    var analysisBytes = 0
     /// Payload bytes as they crossed the wire (deflated when compressed).
     public var wireBytes: Int
     /// Uncompressed stream bytes: length varint, properties and body.

@@ -35,6 +35,9 @@ public final class SessionRecording: Sendable {
         var errors = 0
         var previewBytes = 0
         var previewsSkipped = 0
+        /// Estimated bytes of the analyzer's readings the ring keeps (``AnalyzedMessage/retainedBytes``).
+        var analysisBytes = 0
+        var analysesSkipped = 0
         /// Requests waiting for their reply: the request's seq. At most twice
         /// ``WebViewLimits/maxMessagesPerSession``: past it those no longer kept are dropped.
         var pending: [PendingKey: Int] = [:]
@@ -54,6 +57,8 @@ public final class SessionRecording: Sendable {
         public var bytes: [Int]
         public var errors: Int
         public var previewsSkipped: Int
+        /// Messages whose reading was not kept (``WebViewLimits/maxAnalysisBytesPerSession``).
+        public var analysesSkipped: Int
         public var closeReason: String?
         public var endTime: Double?
         public var isLive: Bool { endTime == nil }
@@ -76,8 +81,19 @@ public final class SessionRecording: Sendable {
                 analysis: AnalyzedMessage?, roundTrip: Double?, byRelay: Bool) {
         let capacity = limits.maxMessagesPerSession
         guard capacity > 0 else { return }
+        // Outside the lock: one pass over what the reading holds.
+        let readingBytes = analysis?.retainedBytes ?? 0
         state.withLockedValue { state in
             let seq = state.total
+            // Past the session's budget for readings the message is kept without one (its row
+            // then shows its type, number and profile, and its documents are not indexed).
+            var analysis = analysis
+            var keptReadingBytes = readingBytes
+            if analysis != nil, state.analysisBytes + readingBytes > limits.maxAnalysisBytesPerSession {
+                analysis = nil
+                keptReadingBytes = 0
+                state.analysesSkipped += 1
+            }
             let propertyBytes = message.properties.encodedSize
             let wantsCopies = state.previewBytes + min(limits.bodyPreviewBytes, message.body.readableBytes)
                 + (propertyBytes <= limits.maxPropertyBytes ? propertyBytes : 0) <= limits.maxCopiedBytesPerSession
@@ -90,6 +106,8 @@ public final class SessionRecording: Sendable {
             if !state.inProgress.isEmpty, let carriage = state.inProgress.removeValue(forKey: ackKey) {
                 record.carriage = carriage
             }
+            record.analysisBytes = keptReadingBytes
+            state.analysisBytes += keptReadingBytes
             link(&record, in: &state)
             state.messages[direction.rawValue] += 1
             state.bytes[direction.rawValue] += record.wireBytes
@@ -100,6 +118,7 @@ public final class SessionRecording: Sendable {
             } else {
                 let slot = seq % capacity
                 state.previewBytes -= state.ring[slot].copiedBytes
+                state.analysisBytes -= state.ring[slot].analysisBytes
                 state.ring[slot] = record
             }
             state.total += 1
@@ -200,6 +219,7 @@ public final class SessionRecording: Sendable {
         state.withLockedValue { state in
             Snapshot(total: state.total, oldest: state.total - state.ring.count, messages: state.messages,
                      bytes: state.bytes, errors: state.errors, previewsSkipped: state.previewsSkipped,
+                     analysesSkipped: state.analysesSkipped,
                      closeReason: state.closeReason, endTime: state.endTime)
         }
     }

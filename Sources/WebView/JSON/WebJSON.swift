@@ -55,6 +55,10 @@ public enum WebJSON {
         json.beginArray("messages"); json.int(nil, snapshot.messages[0]); json.int(nil, snapshot.messages[1]); json.endArray()
         json.beginArray("bytes"); json.int(nil, snapshot.bytes[0]); json.int(nil, snapshot.bytes[1]); json.endArray()
         json.int("errors", snapshot.errors)
+        // Messages kept without their body preview and properties, or without the analyzer's
+        // reading, because the session's budget for them was spent (``WebViewLimits``).
+        json.int("previewsNotKept", snapshot.previewsSkipped)
+        json.int("readingsNotKept", snapshot.analysesSkipped)
         json.int("total", snapshot.total)
         json.int("oldest", snapshot.oldest)
         if let captured { json.bool("capture", captured) }
