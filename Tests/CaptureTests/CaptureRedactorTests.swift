@@ -108,6 +108,46 @@ struct CaptureRedactorTests {
         }
     }
 
+    @Test("fed the relay decoder's readings, the redactor records the same bytes and inflates nothing itself")
+    func readingsFromTheRelaysDecoder() throws {
+        let (wire, _) = try Self.conversation()
+        let own = Self.redacted(wire)
+        let decoder = ConnectionDecoder()
+        decoder.exposesPayloads = true
+        let redactor = CaptureRedactor()
+        var records: [CaptureRecord] = []
+        for (direction, bytes) in wire {
+            let decoded = try decoder.receive(bytes, from: direction)
+            let reading = decoded.payload.map { DecodedChunk(payload: $0, checksumBefore: decoded.checksumBefore) }
+            let frame = CaptureRecord.Frame(time: .zero, direction: direction, bytes: bytes)
+            switch redactor.redact(frame, decoded: reading) {
+            case .unchanged: records.append(.frame(frame))
+            case .records(let output): records += output
+            }
+        }
+        #expect(redactor.framesReadItself == 0)
+        let ownFrames = own.compactMap { record -> ByteBuffer? in if case .frame(let frame) = record { frame.bytes } else { nil } }
+        let sharedFrames = records.compactMap { record -> ByteBuffer? in if case .frame(let frame) = record { frame.bytes } else { nil } }
+        #expect(ownFrames.count == wire.count && sharedFrames == ownFrames, "byte for byte what it records reading the stream itself")
+        #expect(Self.redacted(wire, CaptureRedactor()).count == own.count)
+
+        // A direction read from the relay's decoder and then no longer: the rest is withheld, with a note.
+        let later = CaptureRedactor()
+        let first = wire.first { $0.direction == .clientToServer }!
+        let fresh = ConnectionDecoder()
+        fresh.exposesPayloads = true
+        let decoded = try fresh.receive(first.bytes, from: .clientToServer)
+        _ = later.redact(.init(time: .zero, direction: .clientToServer, bytes: first.bytes),
+                         decoded: DecodedChunk(payload: decoded.payload!, checksumBefore: decoded.checksumBefore))
+        let second = wire.filter { $0.direction == .clientToServer }[1]
+        guard case .records(let output) = later.redact(.init(time: .zero, direction: .clientToServer, bytes: second.bytes)),
+              case .note(_, let text) = output.first else {
+            Issue.record("a frame without the relay's reading is withheld")
+            return
+        }
+        #expect(text.contains("the relay stopped decoding this direction"))
+    }
+
     @Test("a session without secrets is recorded as it came, frame by frame")
     func noSecrets() throws {
         let pair = EndpointPair()

@@ -27,6 +27,7 @@ import Testing
         var pcap: String
         var echoed: [Properties]
         var directory: String
+        var captureStatistics: CaptureObserver.Statistics?
     }
 
     /// Requests with secret properties, compressed and not; the echo upstream answers with the
@@ -60,7 +61,8 @@ import Testing
         try await client.close()
         _ = try await harness.recorder.sessionClosed()
         try await harness.shutdown()
-        return Run(captureFiles: try RelayCaptureTests.files(in: captures), pcap: pcap, echoed: echoed, directory: directory)
+        return Run(captureFiles: try RelayCaptureTests.files(in: captures), pcap: pcap, echoed: echoed, directory: directory,
+                   captureStatistics: harness.relay.captureStatistics)
     }
 
     @Test("the redactor reads the recorded streams with the relay's own decoder limits: a message the relay accepts under raised limits is recorded, not withheld")
@@ -170,6 +172,10 @@ import Testing
                 #expect(list.contains { $0["id"] == "doc1" }, "other properties stay")
             }
         }
+
+        // Pass-through: the capture's redactor took every frame's reading from the relay's decoder.
+        let statistics = try #require(run.captureStatistics)
+        #expect(statistics.sessions == 1 && statistics.framesReadByRedactor == 0)
 
         let imported = try importConnections(fromCaptureFileAt: path)
         let inspected = Self.inspect(try #require(imported.connections.first))

@@ -26,6 +26,12 @@ public final class ConnectionDecoder {
 
     public func decoder(for direction: BLIPDirection) -> DirectionDecoder { decoders[direction.rawValue] }
 
+    /// Sets ``DirectionDecoder/exposesPayloads`` on both directions.
+    public var exposesPayloads: Bool {
+        get { decoders[0].exposesPayloads }
+        set { for decoder in decoders { decoder.exposesPayloads = newValue } }
+    }
+
     /// The fatal error that stopped `direction`, if any.
     public func failure(of direction: BLIPDirection) -> BLIPError? { decoders[direction.rawValue].failure }
 

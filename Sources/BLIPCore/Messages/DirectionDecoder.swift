@@ -33,6 +33,9 @@ public struct DecodedFrame: Sendable {
     /// with the decoder's buffers: copy them to keep them beyond the next frame.
     public var payload: ByteBuffer?
     public var wirePayload: ByteBuffer?
+    /// Only with ``payload``: the direction's running CRC before this frame (§2.4), from which a
+    /// re-encoder of the stream that starts at this frame resumes.
+    public var checksumBefore: UInt32 = 0
 }
 
 /// The receiving side of one direction of a BLIP connection: frame parsing, the inflater and
@@ -112,6 +115,7 @@ public final class DirectionDecoder {
     }
 
     private func decode(_ bytes: ByteBuffer) throws(BLIPError) -> DecodedFrame {
+        let checksumBefore = exposesPayloads ? codec.checksum.value : 0
         guard bytes.readableBytes <= limits.maxIncomingFrameSize else {
             throw BLIPError(.frameTooLarge,
                             "frame of \(bytes.readableBytes) bytes exceeds the \(limits.maxIncomingFrameSize)-byte limit")
@@ -143,7 +147,8 @@ public final class DirectionDecoder {
                                               frameCount: 1, wirePayloadBytes: frame.payload.readableBytes, limits: limits)
                 return DecodedFrame(number: frame.number, flags: frame.flags, wireBytes: frame.bytesAfterHeader,
                                     payloadBytes: stream.readableBytes, outcome: .data, startsMessage: true, message: message,
-                                    payload: exposesPayloads ? stream : nil, wirePayload: exposesPayloads ? frame.payload : nil)
+                                    payload: exposesPayloads ? stream : nil, wirePayload: exposesPayloads ? frame.payload : nil,
+                                    checksumBefore: checksumBefore)
             }
         }
         var result = DecodedFrame(number: frame.number, flags: frame.flags, wireBytes: frame.bytesAfterHeader,
@@ -158,7 +163,7 @@ public final class DirectionDecoder {
         case .orphanReply(let error):
             var scratch = ByteBuffer()
             result.payloadBytes = try codec.decode(frame, appendingTo: &scratch)
-            if exposesPayloads { result.payload = scratch; result.wirePayload = frame.payload }
+            if exposesPayloads { result.payload = scratch; result.wirePayload = frame.payload; result.checksumBefore = checksumBefore }
             result.outcome = .ignored(error)
             return result
         }
@@ -174,7 +179,7 @@ public final class DirectionDecoder {
             result.payloadBytes = try decode(frame, appendingTo: partial)
             if exposesPayloads { result.payload = partial.stream.getSlice(at: start, length: result.payloadBytes) }
         }
-        if exposesPayloads { result.wirePayload = frame.payload }
+        if exposesPayloads { result.wirePayload = frame.payload; result.checksumBefore = checksumBefore }
         try partial.add(frame: frame, limits: limits)
         bytesInProgress += result.payloadBytes
         if frame.flags.hasMoreComing {

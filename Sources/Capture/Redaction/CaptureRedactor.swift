@@ -14,7 +14,10 @@ import NIOCore
 ///   upstream legs carry different streams from then on: the direction's redactor is copied
 ///   (inflater, deflater and CRC state) and each leg goes on with its own.
 /// - Cost: with no secret in a direction, frames are recorded as they are; the cost is reading
-///   them (parsing, inflating compressed ones, the CRC). After a secret, see ``DirectionRedactor``.
+///   them (parsing, inflating compressed ones, the CRC), which a relay that decodes every frame
+///   anyway saves by handing over its reading (``DecodedChunk``). After a secret, see
+///   ``DirectionRedactor``. A stream read from the relay's decoder cannot be split into legs
+///   (its own inflater holds nothing): give readings only where the relay never re-encodes.
 /// - Values keep their length: `<redacted>` then `*` (a value shorter than that: all `*`). So a
 ///   secret's length is still visible; its bytes are not.
 /// - Frames that cannot be checked are withheld, with a ``CaptureRecord/note(time:text:)`` saying
@@ -45,18 +48,28 @@ public final class CaptureRedactor {
     /// Data frames withheld so far, all streams together.
     public var withheldFrames: Int { streams.joined().reduce(0) { $0 + $1.value.withheldFrames } }
 
-    /// What to record for `frame` (the next frame of its direction on its leg).
-    public func redact(_ frame: CaptureRecord.Frame) -> Redacted {
+    /// Data frames this redactor inflated and checksummed itself (not read from a ``DecodedChunk``).
+    public var framesReadItself: Int { streams.joined().reduce(0) { $0 + $1.value.framesReadItself } }
+
+    /// What to record for `frame` (the next frame of its direction on its leg). `decoded`: the
+    /// relay's reading of the frame, for a frame of both legs (``CaptureLeg/both``).
+    public func redact(_ frame: CaptureRecord.Frame, decoded: DecodedChunk? = nil) -> Redacted {
         let direction = frame.direction.rawValue
         if frame.leg == .both, let stream = streams[direction][.both] {
-            return records(for: frame, stream.redact(frame.bytes), leg: .both) ?? .unchanged
+            return records(for: frame, stream.redact(frame.bytes, decoded: decoded), leg: .both) ?? .unchanged
         }
         if frame.leg != .both, let shared = streams[direction].removeValue(forKey: .both) {
-            streams[direction][.client] = shared
-            do {
-                streams[direction][.upstream] = try DirectionRedactor(copying: shared)
-            } catch {
-                streams[direction][.upstream] = DirectionRedactor(limits: limits, unreadable: "\(error)")
+            if shared.readsRelayDecoder {
+                let reason = "the relay began re-encoding a direction read from its decoder"
+                streams[direction][.client] = DirectionRedactor(limits: limits, unreadable: reason)
+                streams[direction][.upstream] = DirectionRedactor(limits: limits, unreadable: reason)
+            } else {
+                streams[direction][.client] = shared
+                do {
+                    streams[direction][.upstream] = try DirectionRedactor(copying: shared)
+                } catch {
+                    streams[direction][.upstream] = DirectionRedactor(limits: limits, unreadable: "\(error)")
+                }
             }
         }
         let legs: [CaptureLeg] = frame.leg == .both ? [.client, .upstream] : [frame.leg]

@@ -25,6 +25,11 @@ import NIOCore
 /// progress) cannot be checked for secrets: that frame and every later data frame of the
 /// direction are withheld (ACKs, which carry only a byte count, are still recorded).
 ///
+/// Reading: with its own ``InboundCodec``, or, when the first data frame of the direction comes
+/// with the relay's reading of it (``DecodedChunk``), from the relay's decoder for the whole
+/// direction: no second inflate or CRC. A later frame without one (the relay stopped decoding
+/// the direction) is then withheld, as a frame it could not read itself would be.
+///
 /// Memory: one inflater (about 44 KiB), once the direction was changed an encoder (a deflater,
 /// about 400 KiB, only after a compressed frame was re-encoded), one entry per message in progress
 /// (at most ``BLIPLimits/maxMessagesInProgress``; past it the direction is withheld), each holding,
@@ -45,8 +50,21 @@ final class DirectionRedactor {
         var number: MessageNumber
     }
 
+    /// Where the direction's plain bytes come from, fixed by its first data frame.
+    private enum Reading {
+        case undecided
+        case ownInflater
+        case relayDecoder
+    }
+
     private let limits: BLIPLimits
     private let inbound: InboundCodec
+    private var reading = Reading.undecided
+    /// Data frames this redactor inflated and checksummed itself.
+    private(set) var framesReadItself = 0
+    /// True once the direction is read from the relay's decoder: its own inflater holds nothing,
+    /// so it cannot be copied for a leg of its own (``init(copying:)``).
+    var readsRelayDecoder: Bool { reading == .relayDecoder }
     /// Set from the first change on: writes the recorded stream's checksums (and deflate stream).
     private var outbound: OutboundCodec?
     /// A compressed frame was re-deflated: every later compressed frame must be.
@@ -68,6 +86,8 @@ final class DirectionRedactor {
     /// relayed direction once the relay re-encodes one of them).
     init(copying other: DirectionRedactor) throws(BLIPError) {
         limits = other.limits
+        reading = other.reading
+        framesReadItself = other.framesReadItself
         inbound = try InboundCodec(copying: other.inbound)
         outbound = try other.outbound.map { codec throws(BLIPError) in try OutboundCodec(copying: codec) }
         deflateDiverged = other.deflateDiverged
@@ -77,8 +97,9 @@ final class DirectionRedactor {
         withheldFrames = other.withheldFrames
     }
 
-    /// What to record for the next frame of the direction (one WebSocket message).
-    func redact(_ bytes: ByteBuffer) -> Result {
+    /// What to record for the next frame of the direction (one WebSocket message); `decoded`:
+    /// the relay's reading of it, when it has one.
+    func redact(_ bytes: ByteBuffer, decoded: DecodedChunk? = nil) -> Result {
         let frame: BLIPFrame
         do {
             frame = try BLIPFrame.parse(bytes)
@@ -89,16 +110,28 @@ final class DirectionRedactor {
         // without the codec (§2.5, §4.4). Neither holds properties.
         guard let type = frame.flags.type, !type.isAck else { return .unchanged }
         if failure != nil { return withhold(nil) }
+        if reading == .undecided { reading = decoded == nil ? .ownInflater : .relayDecoder }
+        if reading == .relayDecoder, decoded == nil {
+            return withhold("the relay stopped decoding this direction")
+        }
         do {
-            return try redact(frame, type: type)
+            return try redact(frame, type: type, decoded: reading == .relayDecoder ? decoded : nil)
         } catch {
             return withhold("\(type) #\(frame.number): \(error)")
         }
     }
 
-    private func redact(_ frame: BLIPFrame, type: MessageType) throws -> Result {
-        let checksumBefore = inbound.checksum.value
-        let chunk = try inbound.decode(frame)
+    private func redact(_ frame: BLIPFrame, type: MessageType, decoded: DecodedChunk?) throws -> Result {
+        let checksumBefore: UInt32
+        let chunk: ByteBuffer
+        if let decoded {
+            checksumBefore = decoded.checksumBefore
+            chunk = decoded.payload
+        } else {
+            checksumBefore = inbound.checksum.value
+            chunk = try inbound.decode(frame)
+            framesReadItself += 1
+        }
         let key = Key(isRequest: type == .request, number: frame.number)
         var spans: [PropertyScanner.Span] = []
         let known = messages.removeValue(forKey: key)

@@ -61,10 +61,17 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
         public var droppedRecords: UInt64 = 0
         /// Times a session's reading was held until its capture caught up (back-pressure).
         public var readHolds = 0
+        /// Data frames the redactor inflated and checksummed itself, in sessions closed so far;
+        /// the rest it took from the relay's decoder (none in pass-through mode).
+        public var framesReadByRedactor = 0
     }
 
     public let options: Options
-    public let interests: RelayEventInterests = [.sessions, .messages, .frameBytes]
+    /// With redaction, also the decoder's readings of the frames it forwards unchanged, so the
+    /// redactor does not inflate and checksum them again (``RelayEventInterests/frameReadings``).
+    public var interests: RelayEventInterests {
+        options.redactsSecrets ? [.sessions, .messages, .frameBytes, .frameReadings] : [.sessions, .messages, .frameBytes]
+    }
     private let logger: Logger
     private let flusher: CaptureFlusher
     private let sessions = NIOLockedValueBox([UInt64: SessionCapture]())
@@ -119,7 +126,7 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
         case .frame(let frame):
             guard let bytes = frame.bytes, let capture = capture(frame.sessionID) else { return }
             let record = CaptureRecord.Frame(time: .now(), direction: frame.direction, leg: frame.leg, bytes: bytes)
-            switch capture.redactor?.redact(record) ?? .unchanged {
+            switch capture.redactor?.redact(record, decoded: frame.decoded) ?? .unchanged {
             case .unchanged: self.record(.frame(record), in: capture)
             case .records(let records): for each in records { self.record(each, in: capture) }
             }
@@ -151,6 +158,7 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
                 $0.records += capture.writer.statistics.recordsBuffered
                 $0.droppedRecords += capture.droppedRecords
                 $0.readHolds += capture.readHolds
+                $0.framesReadByRedactor += capture.redactor?.framesReadItself ?? 0
             }
             flusher.close(capture)
         case .verdict(let verdict):

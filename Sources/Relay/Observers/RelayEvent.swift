@@ -2,6 +2,7 @@ import BLIPCore
 import Mediation
 import BLIPNIO
 import enum Capture.CaptureLeg
+import struct Capture.DecodedChunk
 import NIOCore
 import NIOHTTP1
 import Replication
@@ -135,6 +136,10 @@ public struct FrameEvent: Sendable {
     /// the direction unchanged; once it re-encodes, a received frame was on its sender's leg only
     /// and a frame the relay built on its receiver's leg only.
     public var leg: CaptureLeg = .both
+    /// With ``RelayEventInterests/frameReadings``: the decoder's reading of this frame (its
+    /// uncompressed payload and the CRC before it), for a frame it decoded while forwarding
+    /// unchanged; nil otherwise (ACKs, frames it could not read, mediated sessions).
+    public var decoded: DecodedChunk? = nil
 }
 
 public struct MessageEvent: Sendable {

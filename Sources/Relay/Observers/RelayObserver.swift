@@ -21,6 +21,10 @@ public struct RelayEventInterests: OptionSet, Sendable {
     /// ``MessageEvent/analysis`` and ends with ``SessionSummary/replication``. Every observer that
     /// asks shares that one analyzer, so a message is analyzed once however many observers read it.
     public static let analysis = RelayEventInterests(rawValue: 16)
+    /// With ``frameBytes``: each frame the session's decoder read while forwarding (pass-through,
+    /// both legs the same) comes with that reading (``FrameEvent/decoded``), so a capture's
+    /// redactor need not inflate and checksum the stream a second time.
+    public static let frameReadings = RelayEventInterests(rawValue: 32)
     public static let all: RelayEventInterests = [.sessions, .messages, .frames, .analysis]
 }
 

@@ -101,6 +101,11 @@ public final class RelayServer: Sendable {
     }
 
     /// Counters of the sessions now open.
+    /// The capture files' totals (``CaptureObserver/Statistics``), when the relay captures.
+    public var captureStatistics: CaptureObserver.Statistics? {
+        observers.recorders.lazy.compactMap { $0 as? CaptureObserver }.first?.statistics
+    }
+
     public func statistics() async -> [SessionStatistics] {
         let sessions = state.withLockedValue { Array($0.sessions.values) }
         var result: [SessionStatistics] = []

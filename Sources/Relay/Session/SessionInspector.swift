@@ -43,6 +43,7 @@ final class SessionInspector {
         self.limits = limits
         self.observers = observers
         self.decoder = decodes ? ConnectionDecoder(limits: limits.decoder) : nil
+        if observers.wants(.frameReadings) { decoder?.exposesPayloads = true }
     }
 
     var isDecoding: Bool { decoder != nil }
@@ -67,7 +68,7 @@ final class SessionInspector {
             emitUndecoded(bytes, direction: direction)
             return fail(RelayError(.decodeFailed(error, direction)), direction: direction, statistics: &statistics)
         }
-        return record(decoded, bytes: bytes, direction: direction, statistics: &statistics)
+        return record(decoded, bytes: bytes, direction: direction, statistics: &statistics, offersReading: true)
     }
 
     /// Takes a frame someone else already decoded (a mediating session's ``SessionMediator``
@@ -91,7 +92,7 @@ final class SessionInspector {
     /// Takes `decoded` (consuming): its message is moved on into the message event, not copied.
     private func record(_ decoded: consuming DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
                         statistics: inout SessionStatistics, enforcesBudget: Bool = true,
-                        leg: CaptureLeg = .both, withheld: Bool = false) -> RelayError? {
+                        leg: CaptureLeg = .both, withheld: Bool = false, offersReading: Bool = false) -> RelayError? {
         if observers.wants(.frames) || observers.wants(.frameBytes) {
             var ack: AckInfo?
             if case .ack(let info) = decoded.outcome { ack = info }
@@ -100,6 +101,10 @@ final class SessionInspector {
                                    payloadBytes: decoded.payloadBytes)
             event.leg = leg
             if observers.wants(.frameBytes) { event.bytes = bytes }
+            // Only the pass-through decoder's readings: a mediated stream may later split in legs.
+            if offersReading, let payload = decoded.payload {
+                event.decoded = DecodedChunk(payload: payload, checksumBefore: decoded.checksumBefore)
+            }
             observers.emitFrame(event, ack: ack, decoded: true)
         }
         if let analyzer, case .ack(let info) = decoded.outcome {
