@@ -33,6 +33,26 @@ struct InspectCommandTests {
         #expect((changesReply["summary"] as? String)?.contains("→ wants") == true)
     }
 
+    @Test("--frames: each frame of a message that took several, then the message; their sizes add up to its own")
+    func framesOfMultiFrameMessages() async throws {
+        let (status, output) = try await Self.run(["--json", "--frames"])
+        #expect(status == 0)
+        let all = try Self.jsonLines(output)
+        let frames = all.filter { $0["type"] as? String == "FRAME" }
+        let multi = all.filter { ["MSG", "RPY", "ERR"].contains($0["type"] as? String) && ($0["frames"] as? Int ?? 1) > 1 }
+        #expect(!multi.isEmpty, "the capture has messages of several frames")
+        for message in multi {
+            let own = frames.filter { $0["from"] as? String == message["from"] as? String
+                && $0["number"] as? Int == message["number"] as? Int
+                && $0["messageType"] as? String == message["type"] as? String }
+            #expect(own.count == (message["frames"] as? Int ?? 0) - 1, "every frame but the last, which the message's line describes")
+        }
+        let plain = try await Self.jsonLines(Self.run(["--json"]).output)
+        #expect(plain.count + frames.count == all.count, "without --frames, no frame lines")
+        let text = try await Self.run(["--frames"]).output
+        #expect(text.contains("frame of MSG#"))
+    }
+
     @Test("--profile, --doc, --summary and --stuck")
     func analyzerViews() async throws {
         let revs = try await Self.jsonLines(Self.run(["--json", "--profile", "rev"]).output)

@@ -36,6 +36,7 @@ extension InspectRecord {
             object["messageType"] = flags.type?.description ?? "?"
             object["number"] = number
             object["wireSize"] = wireBytes
+            object["compressed"] = flags.isCompressed
         case .close(let code, let reason):
             object["type"] = "CLOSE"
             if let code { object["code"] = Int(code) }
@@ -77,7 +78,7 @@ extension InspectRecord {
         case .ack(let ack):
             return "\(head) \(ack.type)#\(ack.number) \(ack.bytes) bytes"
         case .frame(let number, let flags, let wireBytes):
-            return "\(head) frame of \(flags.type?.description ?? "?")#\(number) wire \(wireBytes)B"
+            return "\(head) frame of \(flags.type?.description ?? "?")#\(number) \(flags) wire \(wireBytes)B"
         case .close(let code, let reason):
             return "\(head) CLOSE \(code.map(String.init) ?? "-") \(reason)"
         case .error(let message, _, let fatal):

@@ -30,6 +30,9 @@ struct InspectCommand: ParsableCommand {
     var acks: Bool { output.acks }
     var preview: Int { output.preview }
 
+    @Flag(help: "Also list each frame of a message that took several (number, size on the wire), before the message's own line.")
+    var frames = false
+
     @Option(help: "Only messages of this profile (a reply counts as its request's profile).")
     var profile: String?
 
@@ -118,7 +121,7 @@ struct InspectCommand: ParsableCommand {
         }
         var messages = 0
         var problems = 0
-        CaptureInspector(includeAcks: acks).inspect(connection) { record in
+        CaptureInspector(includeAcks: acks, includeFrames: frames).inspect(connection) { record in
             var record = record
             switch record.kind {
             case .message(let message):
