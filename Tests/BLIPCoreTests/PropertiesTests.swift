@@ -37,6 +37,22 @@ struct PropertiesTests {
         }
     }
 
+    @Test("encoded into bytes, built or decoded, they are the bytes encode(into:) writes, a two-byte length included")
+    func encodedIntoBytes() throws {
+        let built = Properties([("Profile", "rev"), ("id", String(repeating: "d", count: 200))])
+        var buffer = ByteBuffer()
+        built.encode(into: &buffer)
+        var bytes: [UInt8] = [9]
+        built.encode(appendingTo: &bytes)
+        #expect(bytes == [9] + Array(buffer.readableBytesView))
+        #expect(bytes[1] & 0x80 != 0, "a block over 127 bytes has a two-byte length")
+        var copy = buffer
+        let decoded = try Properties.decode(from: &copy)
+        var again: [UInt8] = []
+        decoded.encode(appendingTo: &again)
+        #expect(again == Array(buffer.readableBytesView))
+    }
+
     @Test("empty properties are the single byte 00")
     func empty() throws {
         var buffer = ByteBuffer()

@@ -146,6 +146,29 @@ public struct Properties: Sendable, Equatable, Sequence, ExpressibleByDictionary
 }
 
 extension Properties {
+    /// Appends `uvarint(P)` and the block to `bytes`, as ``encode(into:)`` writes them to a buffer
+    /// (a keeper of copies needs no buffer of its own).
+    public func encode(appendingTo bytes: inout [UInt8]) {
+        var size = UInt64(encodedSize)
+        while size >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: size) | 0x80)
+            size >>= 7
+        }
+        bytes.append(UInt8(size))
+        switch storage {
+        case .block(let block, _):
+            // Typed, so that the append is one copy rather than a byte at a time.
+            block.withUnsafeReadableBytes { bytes.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
+        case .pairs(let pairs):
+            for pair in pairs {
+                bytes.append(contentsOf: pair.key.utf8)
+                bytes.append(0)
+                bytes.append(contentsOf: pair.value.utf8)
+                bytes.append(0)
+            }
+        }
+    }
+
     /// Decodes `uvarint(P)` and the block from the front of `buffer` (moving its reader index),
     /// with every check of §2.3: P within `maxSize`, a non-empty block ends with NUL, holds an even
     /// number of strings and no duplicate key. UTF-8 is not validated (no peer does); invalid

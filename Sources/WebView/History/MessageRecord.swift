@@ -42,11 +42,13 @@ public struct MessageRecord: Sendable {
     public var roundTrip: Double = .nan
     /// The other half of a request/reply pair: its ``seq``, -1 when not seen (yet).
     public var link: Int = -1
-    /// `uvarint(P) || block`, copied; nil when larger than ``WebViewLimits/maxPropertyBytes``.
-    var propertiesBlock: ByteBuffer?
+    /// What the record copied from the message, in one allocation: the properties block
+    /// (`uvarint(P) || block`, its first ``propertiesLength`` bytes) followed by the first
+    /// ``WebViewLimits/bodyPreviewBytes`` of the body.
+    private var copies: [UInt8] = []
+    /// -1 when the properties were larger than ``WebViewLimits/maxPropertyBytes`` (not kept).
+    private var propertiesLength: Int32 = -1
     var propertyCount: Int
-    /// The first ``WebViewLimits/bodyPreviewBytes`` of the body, copied.
-    var preview: ByteBuffer?
     /// The relay answered this itself (a mediation policy), it did not come from a peer.
     public var byRelay = false
     /// The row's JSON once a viewer formatted it, shared by every viewer after it (cleared when
@@ -74,38 +76,38 @@ public struct MessageRecord: Sendable {
         let properties = message.properties
         let size = properties.encodedSize
         propertyCount = properties.count
-        if size <= maxPropertyBytes {
-            var block = ByteBuffer()
-            block.reserveCapacity(size + 4)
-            properties.encode(into: &block)
-            propertiesBlock = block
+        let keepsProperties = size <= maxPropertyBytes
+        let previewLength = previewBytes > 0 ? min(previewBytes, bodyBytes) : 0
+        guard keepsProperties || previewLength > 0 else { return }
+        copies.reserveCapacity((keepsProperties ? size + 10 : 0) + previewLength)
+        if keepsProperties {
+            properties.encode(appendingTo: &copies)
+            propertiesLength = Int32(copies.count)
         }
-        if previewBytes > 0, bodyBytes > 0 {
-            let length = min(previewBytes, bodyBytes)
-            var copy = ByteBuffer()
-            copy.reserveCapacity(length)
-            var source = message.body.getSlice(at: message.body.readerIndex, length: length)!
-            copy.writeBuffer(&source)
-            preview = copy
+        // Typed, so that the append is one copy rather than a byte at a time.
+        message.body.withUnsafeReadableBytes { raw in
+            copies.append(contentsOf: UnsafeBufferPointer(rebasing: raw.assumingMemoryBound(to: UInt8.self).prefix(previewLength)))
         }
     }
 
     public var isError: Bool { type == .error }
     /// ACKs the receiver sent for it (BLIP §5), kept or not.
     public var acks: Int { carriage.map { $0.acks.count + $0.acksNotKept } ?? 0 }
-    public var previewBytes: Int { preview?.readableBytes ?? 0 }
+    public var previewBytes: Int { copies.count - max(0, Int(propertiesLength)) }
     /// What this record copied from the message: its preview and its properties block; counted
     /// against ``WebViewLimits/maxCopiedBytesPerSession``.
-    public var copiedBytes: Int { previewBytes + (propertiesBlock?.readableBytes ?? 0) }
+    public var copiedBytes: Int { copies.count }
 
     /// The properties, secrets replaced (``PropertyRedaction``); nil when they were too large to keep.
     public var redactedProperties: [(key: String, value: String)]? {
-        guard var block = propertiesBlock, let properties = try? Properties.decode(from: &block) else { return nil }
+        guard propertiesLength >= 0 else { return nil }
+        var block = ByteBuffer(bytes: copies.prefix(Int(propertiesLength)))
+        guard let properties = try? Properties.decode(from: &block) else { return nil }
         return PropertyRedaction.redact(properties).pairs
     }
 
     /// The kept start of the body.
-    public var bodyPreview: [UInt8] { preview.map { Array($0.readableBytesView) } ?? [] }
+    public var bodyPreview: [UInt8] { Array(copies.dropFirst(max(0, Int(propertiesLength)))) }
 
     /// The summary in protocol terms, formatted now.
     public var summary: String {
