@@ -22,6 +22,7 @@ let fuzzTargets: [(name: String, products: [String])] = [
     ("fuzz-replication", ["BLIPCore", "Replication", "Mediation"]),
     ("fuzz-json", ["Replication", "Mediation"]),
     ("fuzz-policy", ["BLIPCore", "Policy"]),
+    ("fuzz-capture-redactor", ["BLIPCore", "Capture"]),
 ]
 
 let package = Package(

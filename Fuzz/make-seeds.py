@@ -306,3 +306,47 @@ write("fuzz-blip-assembly", "interleaved-compressed",
       + start(1, 5, [(b"Profile", b"changes")], b"[[1,\"a\",\"1-a\"]]" * 9) + frame(0, 0, 100) + frame(0, 1, 100)
       + frame(1, 0, 7) + frame(0, 0, 1000) + bytes([4, 1, 1, 0, 0x10, 0, 0, 0]) + reply(1, 4, 0, b"err")
       + frame(1, 1, 30) + frame(1, 0, 30))
+
+# ── capture-redactor: BLIP frames with secret properties, compressed and not, split ────────────
+class Sender:
+    """One direction as a BLIP sender writes it: a running CRC and one raw deflate stream."""
+    def __init__(self):
+        self.crc = 0
+        self.deflater = zlib.compressobj(6, zlib.DEFLATED, -15)
+
+    def frame(self, number, flags, chunk):
+        self.crc = zlib.crc32(chunk, self.crc)
+        if flags & 0x08:
+            data = self.deflater.compress(chunk) + self.deflater.flush(zlib.Z_SYNC_FLUSH)
+            assert data.endswith(b"\x00\x00\xff\xff")
+            payload = data[:-4]
+        else:
+            payload = chunk
+        return varint(number) + varint(flags) + payload + struct.pack(">I", self.crc)
+
+
+def message_frames(sender, number, flags, props, body, frame_size):
+    block = b"".join(k + b"\x00" + v + b"\x00" for k, v in props)
+    stream = varint(len(block)) + block + body
+    chunks = [stream[i:i + frame_size] for i in range(0, len(stream), frame_size)] or [b""]
+    return [sender.frame(number, flags | (0x40 if i < len(chunks) - 1 else 0), chunk) for i, chunk in enumerate(chunks)]
+
+
+client, server = Sender(), Sender()
+secret = b"s3cr3t-" + b"v4lue-" * 8
+records = bytearray()
+for number, (flags, props, body, size) in enumerate([
+        (0x00, [(b"Profile", b"getCheckpoint"), (b"client", b"cp-1")], b"", 200),
+        (0x08, [(b"Profile", b"login"), (b"Authorization", b"Bearer " + secret)], b"{\"a\":1}" * 40, 30),
+        (0x00, [(b"Profile", b"login"), (b"token", secret), (b"password", b"pw")], b"{}", 20),
+        (0x08, [(b"Profile", b"rev"), (b"id", b"doc-1"), (b"Cookie", b"SyncGatewaySession=" + secret)], b"{\"b\":2}" * 60, 64),
+        (0x08, [(b"Profile", b"changes")], b"[[1,\"a\",\"1-a\"]]" * 20, 128)], start=1):
+    for payload in message_frames(client, number, flags, props, body, size):
+        records += b"\x00" + record16(payload)
+    for payload in message_frames(server, number, flags & 0x08 | 0x01, [(b"SyncGatewaySession", secret)] if number == 2 else [],
+                                  b"{\"ok\":true}", 16):
+        records += b"\x01" + record16(payload)
+write("fuzz-capture-redactor", "secrets", b"\x00" + records)
+write("fuzz-capture-redactor", "secrets-fixcrc", b"\x01" + records)
+write("fuzz-capture-redactor", "secrets-small-limits", b"\x05" + records)
+write("fuzz-capture-redactor", "goblip-session-fixcrc", b"\x01" + frame_records(blip, 6000))

@@ -75,28 +75,6 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// Writes the CRC the decoder will expect into `bytes` (a frame). False when the shadow codec
-/// failed (it cannot follow the direction any more).
-private func fixChecksum(_ bytes: inout [UInt8], shadow: InboundCodec) -> Bool {
-    guard let frame = try? BLIPFrame.parse(ByteBuffer(fuzzBytes: bytes)),
-          let type = frame.flags.type, !type.isAck else { return true }
-    var output = ByteBuffer()
-    do {
-        try shadow.decode(frame, appendingTo: &output)
-    } catch where error.code == .badChecksum {
-        // Expected: the frame carries the wrong CRC; the shadow's running CRC is right.
-    } catch {
-        return false
-    }
-    let crc = shadow.checksum.value
-    let end = bytes.count
-    bytes[end - 4] = UInt8(truncatingIfNeeded: crc >> 24)
-    bytes[end - 3] = UInt8(truncatingIfNeeded: crc >> 16)
-    bytes[end - 2] = UInt8(truncatingIfNeeded: crc >> 8)
-    bytes[end - 1] = UInt8(truncatingIfNeeded: crc)
-    return true
-}
-
 private func check(_ decoded: DecodedFrame, decoder: DirectionDecoder, limits: BLIPLimits) {
     if decoder.exposesPayloads, case .data = decoded.outcome {
         fuzzCheck(decoded.payload?.readableBytes == decoded.payloadBytes, "exposed payload and payloadBytes differ")
