@@ -38,6 +38,24 @@ struct SnifferTests {
         #expect(frameRecords.count == session.wire.count)
     }
 
+    @Test("with frames asked for, packet by packet it lists the same frames of multi-frame messages as inspecting the whole capture")
+    func framesSameAsImport() throws {
+        let session = try RecordedSession.make()
+        let pcap = try PcapExportTests.export(session)
+        defer { try? FileManager.default.removeItem(atPath: pcap) }
+        var expected: [String] = []
+        for connection in try importConnections(fromPcapAt: pcap) {
+            CaptureInspector(includeFrames: true).inspect(connection) { expected.append($0.jsonLine()) }
+        }
+        #expect(expected.contains { $0.contains("\"type\":\"FRAME\"") }, "the session has messages of several frames")
+        var configuration = Sniffer.Configuration()
+        configuration.includeFrames = true
+        let sniffer = Sniffer(configuration: configuration)
+        var outputs: [Sniffer.Output] = []
+        for packet in try PcapReader(path: pcap).readAll() { sniffer.receive(packet) { outputs.append($0) } }
+        #expect(Self.records(of: outputs).map { $0.jsonLine() } == expected)
+    }
+
     @Test("a capture that starts mid-session says what it could not recover and decodes the rest")
     func midSession() throws {
         let session = try RecordedSession.make()

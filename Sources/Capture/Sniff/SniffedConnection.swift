@@ -36,7 +36,7 @@ final class SniffedConnection {
         directions = [SniffedDirection(sender: .client, limits: configuration.limits),
                       SniffedDirection(sender: .server, limits: configuration.limits)]
         inspection = ConnectionInspection(connection: index, limits: configuration.blipLimits,
-                                          includeAcks: configuration.includeAcks)
+                                          includeAcks: configuration.includeAcks, includeFrames: configuration.includeFrames)
         midSessionDecoders = [MidSessionDecoder(direction: .clientToServer, limits: configuration.blipLimits),
                               MidSessionDecoder(direction: .serverToClient, limits: configuration.blipLimits)]
         includeAcks = configuration.includeAcks

@@ -20,6 +20,9 @@ public final class Sniffer {
         public var limits: CaptureLimits = .default
         public var blipLimits: BLIPLimits = .default
         public var includeAcks = false
+        /// Also emit a record per frame of a message that takes several (``InspectRecord/Kind/frame(number:flags:wireBytes:)``);
+        /// not for a connection joined mid-session, whose decoder resynchronizes on whole messages.
+        public var includeFrames = false
         /// Seconds without a packet after which a connection is forgotten.
         public var idleTimeout: Double = 600
         /// Mask secret BLIP property values in the frames of ``Output/captureRecord(connection:_:)``

@@ -28,10 +28,8 @@ struct InspectCommand: ParsableCommand {
     @OptionGroup var output: RecordOutputOptions
     var json: Bool { output.json }
     var acks: Bool { output.acks }
+    var frames: Bool { output.frames }
     var preview: Int { output.preview }
-
-    @Flag(help: "Also list each frame of a message that took several (number, size on the wire), before the message's own line.")
-    var frames = false
 
     @Option(help: "Only messages of this profile (a reply counts as its request's profile).")
     var profile: String?

@@ -8,6 +8,9 @@ struct RecordOutputOptions: ParsableArguments {
     @Flag(help: "Also list ACK frames.")
     var acks = false
 
+    @Flag(help: "Also list each frame of a message that took several (number, flags, size on the wire), interleaved as sent.")
+    var frames = false
+
     @Option(help: "Characters of body preview in text output.")
     var preview = 60
 }

@@ -40,6 +40,7 @@ struct SniffCommand: ParsableCommand {
         FileHandleOutput.standardError("blipscope sniff capturing on \(interface) (\(filter)); Ctrl-C to stop")
         var configuration = Sniffer.Configuration(serverPort: port)
         configuration.includeAcks = acks
+        configuration.includeFrames = output.frames
         configuration.redactsSecrets = !captureSecrets
         if captureSecrets, capture != nil {
             FileHandleOutput.standardError("warning: --capture-secrets: capture files hold secret BLIP property values as seen")
