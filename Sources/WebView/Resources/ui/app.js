@@ -220,7 +220,16 @@ function sessionHeader() {
   return el("div", { id: "session-header", class: "session-header" },
     el("b", {}, `Session ${s.id}`), ` ${s.user || "anonymous"} @ ${s.database} from ${s.client}, ${s.subprotocol || ""}, ${replicationText(s)}, `,
     el("span", { class: s.live ? "live" : "closed" }, s.live ? "live" : "closed: " + (s.closeReason || "")),
-    `, ${s.messages[0] + s.messages[1]} messages`, s.oldest ? ` (first ${s.oldest} no longer kept)` : "", " ", findings);
+    `, ${s.messages[0] + s.messages[1]} messages`, s.oldest ? ` (first ${s.oldest} no longer kept)` : "", keptText(s), " ", findings);
+}
+
+// Messages the history kept without their body preview and properties, or without the analyzer's
+// reading, because the session's budget for them was spent.
+function keptText(s) {
+  const parts = [];
+  if (s.previewsNotKept) parts.push(`${s.previewsNotKept} without body preview`);
+  if (s.readingsNotKept) parts.push(`${s.readingsNotKept} without the analyzer's reading`);
+  return parts.length ? ` (history budget: ${parts.join(", ")})` : "";
 }
 
 // ---------------------------------------------------------------- messages view
