@@ -86,7 +86,8 @@ public final class SessionRecording: Sendable {
         state.withLockedValue { state in
             let seq = state.total
             // Past the session's budget for readings the message is kept without one (its row
-            // then shows its type, number and profile, and its documents are not indexed).
+            // then shows its type, number and profile, and the document filter does not find it;
+            // document timelines come from the session's analyzer and keep it).
             var analysis = analysis
             var keptReadingBytes = readingBytes
             if analysis != nil, state.analysisBytes + readingBytes > limits.maxAnalysisBytesPerSession {
