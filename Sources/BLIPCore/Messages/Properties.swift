@@ -149,12 +149,7 @@ extension Properties {
     /// Appends `uvarint(P)` and the block to `bytes`, as ``encode(into:)`` writes them to a buffer
     /// (a keeper of copies needs no buffer of its own).
     public func encode(appendingTo bytes: inout [UInt8]) {
-        var size = UInt64(encodedSize)
-        while size >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: size) | 0x80)
-            size >>= 7
-        }
-        bytes.append(UInt8(size))
+        Varint.write(UInt64(encodedSize), to: &bytes)
         switch storage {
         case .block(let block, _):
             // Typed, so that the append is one copy rather than a byte at a time.

@@ -78,4 +78,14 @@ public enum Varint {
         written += buffer.writeInteger(UInt8(rest))
         return written
     }
+
+    /// Appends `value` to `bytes`, as the ByteBuffer form writes it.
+    public static func write(_ value: UInt64, to bytes: inout [UInt8]) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
 }
