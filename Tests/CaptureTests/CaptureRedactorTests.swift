@@ -129,7 +129,6 @@ struct CaptureRedactorTests {
         let ownFrames = own.compactMap { record -> ByteBuffer? in if case .frame(let frame) = record { frame.bytes } else { nil } }
         let sharedFrames = records.compactMap { record -> ByteBuffer? in if case .frame(let frame) = record { frame.bytes } else { nil } }
         #expect(ownFrames.count == wire.count && sharedFrames == ownFrames, "byte for byte what it records reading the stream itself")
-        #expect(Self.redacted(wire, CaptureRedactor()).count == own.count)
 
         // A direction read from the relay's decoder and then no longer: the rest is withheld, with a note.
         let later = CaptureRedactor()

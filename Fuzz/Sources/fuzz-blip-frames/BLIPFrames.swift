@@ -20,17 +20,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let mode = input.byte()
     let fixChecksums = mode & 1 != 0
     let singleDirection = mode & 2 != 0
-    var limits = BLIPLimits.default
-    if mode & 4 != 0 {
-        limits.maxPropertiesSize = 64
-        limits.maxMessageSize = 512
-        limits.maxInflatedFrameSize = 256
-        limits.maxIncomingFrameSize = 1024
-        limits.maxBytesInProgress = 1024
-        limits.maxMessagesInProgress = 4
-        limits.maxAwaitedReplies = 4
-        limits.ackThreshold = 100
-    }
+    let limits = mode & 4 != 0 ? BLIPLimits.smallForFuzzing : .default
     let connection = ConnectionDecoder(limits: limits)
     let single = DirectionDecoder(limits: limits)
     let decoders = singleDirection ? [single, single] : [connection.decoder(for: .clientToServer),

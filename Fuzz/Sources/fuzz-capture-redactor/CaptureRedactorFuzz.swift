@@ -20,15 +20,7 @@ import NIOCore
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
     let mode = input.byte()
-    var limits = BLIPLimits.default
-    if mode & 4 != 0 {
-        limits.maxPropertiesSize = 64
-        limits.maxMessageSize = 512
-        limits.maxInflatedFrameSize = 256
-        limits.maxIncomingFrameSize = 1024
-        limits.maxBytesInProgress = 1024
-        limits.maxMessagesInProgress = 4
-    }
+    let limits = mode & 4 != 0 ? BLIPLimits.smallForFuzzing : .default
     let reference = ConnectionDecoder(limits: limits)
     reference.exposesPayloads = true
     let ownReading = CaptureRedactor(limits: limits)

@@ -24,3 +24,19 @@ public func fixChecksum(_ bytes: inout [UInt8], shadow: InboundCodec) -> Bool {
     bytes[end - 1] = UInt8(truncatingIfNeeded: crc)
     return true
 }
+
+extension BLIPLimits {
+    /// Limits small enough that short fuzz inputs reach every limit path of decoding and assembly.
+    public static var smallForFuzzing: BLIPLimits {
+        var limits = BLIPLimits.default
+        limits.maxPropertiesSize = 64
+        limits.maxMessageSize = 512
+        limits.maxInflatedFrameSize = 256
+        limits.maxIncomingFrameSize = 1024
+        limits.maxBytesInProgress = 1024
+        limits.maxMessagesInProgress = 4
+        limits.maxAwaitedReplies = 4
+        limits.ackThreshold = 100
+        return limits
+    }
+}
