@@ -22,6 +22,14 @@ import Testing
         let errors = try await webGet(port: port, path: "/api/sessions/1/messages?type=ERR", group: group)
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(errors.body.utf8)) as? [String: Any])["rows"] as? [[String: Any]]
         #expect(rows?.count == 1 && rows?.first?["p"] as? String == "fail")
+        // The client's MSG#6 took several frames, interleaved with other messages: each is listed.
+        let all = try await webGet(port: port, path: "/api/sessions/1/messages?limit=500", group: group)
+        let allRows = try #require(try JSONSerialization.jsonObject(with: Data(all.body.utf8)) as? [String: Any])["rows"] as? [[String: Any]]
+        let big = try #require(allRows?.first { $0["ty"] as? String == "MSG" && $0["n"] as? Int == 6 && $0["d"] as? Int == 0 })
+        let detail = try await webGet(port: port, path: "/api/sessions/1/messages/\(try #require(big["i"] as? Int))", group: group)
+        let message = try #require(try JSONSerialization.jsonObject(with: Data(detail.body.utf8)) as? [String: Any])
+        let frames = try #require(message["frames"] as? Int)
+        #expect(frames > 1 && (message["frameList"] as? [[String: Any]])?.count == frames, "every frame of MSG#6, not only its last")
         let page = try await webGet(port: port, path: "/", group: group)
         #expect(page.body.contains("BlipScope"))
         let status = try await web.stop()
