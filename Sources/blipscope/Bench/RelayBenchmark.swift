@@ -30,6 +30,29 @@ struct RelayBenchmark {
     static let deniedProfile = "bench-denied"
     var logFile = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-bench-relay.log").path
 
+    /// A throughput workload: one request sent over and over on one connection, echoed back.
+    struct Workload {
+        let letter: Character
+        let name: String
+        let request: BLIPMessage
+        /// Round trips at scale 1.
+        let roundTrips: Int
+        let inFlight: Int
+
+        static let all: [Workload] = {
+            let small = RelayBenchmark.body(300)
+            return [
+                Workload(letter: "A", name: "A  300 B echo, 8 in flight",
+                         request: .request(profile: "echo", body: small), roundTrips: 20_000, inFlight: 8),
+                Workload(letter: "B", name: "B  300 B echo compressed, 8 in flight",
+                         request: .request(profile: "echo", body: small, compressed: true), roundTrips: 20_000, inFlight: 8),
+                Workload(letter: "C", name: "C  1 MiB echo compressed, 4 in flight",
+                         request: .request(profile: "echo", body: RelayBenchmark.body(1 << 20), compressed: true),
+                         roundTrips: 200, inFlight: 4),
+            ]
+        }()
+    }
+
     /// CPU placement. The benchmark's client and echo server share one event loop; the relay (or
     /// nginx) is the other process. Left to the kernel, the two sometimes share a core and
     /// sometimes not, run by run, which changes throughput by half on a small machine.
@@ -84,13 +107,8 @@ struct RelayBenchmark {
         let proxy = nginx ? try NginxProcess(upstreamPort: upstreamPort, cpus: cpus?.proxy) : nil
         defer { proxy?.stop() }
 
-        let small = Self.body(300)
-        let workloads: [(String, BLIPMessage, Int, Int)] = [
-            ("A  300 B echo, 8 in flight", .request(profile: "echo", body: small), count(20_000), 8),
-            ("B  300 B echo compressed, 8 in flight", .request(profile: "echo", body: small, compressed: true), count(20_000), 8),
-            ("C  1 MiB echo compressed, 4 in flight", .request(profile: "echo", body: Self.body(1 << 20), compressed: true), count(200), 4),
-        ]
-        for (name, request, total, inFlight) in workloads where only.contains(name.first!) {
+        for workload in Workload.all where only.contains(workload.letter) {
+            let (name, request, total, inFlight) = (workload.name, workload.request, count(workload.roundTrips), workload.inFlight)
             let paths: [Path] = [.direct, .relay] + (proxy == nil ? [] : [.nginx])
             var rates: [Path: [Double]] = [:]
             var ratios: [Path: [Double]] = [:]

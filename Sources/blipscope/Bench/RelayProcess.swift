@@ -13,21 +13,31 @@ final class RelayProcess {
     }
 
     /// This executable with `arguments` (which start with `relay` and listen on port 0).
-    init(arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        process.arguments = arguments
+    /// `launcher` runs it under another program (e.g. `valgrind --tool=callgrind`), and `binary`
+    /// replaces this executable (another build's); `startupSeconds` bounds the wait for its address.
+    init(arguments: [String], launcher: [String] = [], binary: String? = nil, startupSeconds: Double = 20) throws {
+        let relayBinary = URL(fileURLWithPath: binary ?? CommandLine.arguments[0]).resolvingSymlinksInPath()
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = launcher.dropFirst() + [relayBinary.path] + arguments
+        } else {
+            process.executableURL = relayBinary
+            process.arguments = arguments
+        }
         let errors = Pipe()
         process.standardError = errors
         try process.run()
         // The relay announces its bound address on standard error.
         var announced = ""
-        let deadline = Date().addingTimeInterval(20)
-        while !announced.contains("\n"), Date() < deadline {
+        let deadline = Date().addingTimeInterval(startupSeconds)
+        let pattern = #"listening on [^ ]*:(\d+)"#
+        // A launcher may write lines of its own first.
+        while announced.range(of: pattern + "\\D", options: .regularExpression) == nil, Date() < deadline {
             let chunk = errors.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             announced += String(decoding: chunk, as: UTF8.self)
         }
-        guard let range = announced.range(of: #"listening on [^ ]*:(\d+)"#, options: .regularExpression),
+        guard let range = announced.range(of: pattern, options: .regularExpression),
               let port = Int(announced[range].split(separator: ":").last ?? "") else {
             process.terminate()
             throw BenchError("the relay did not start: \(announced)")

@@ -1,11 +1,12 @@
 import ArgumentParser
+import Foundation
 import Replication
 
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks, to run in release mode (swift build -c release).",
-        subcommands: [CodecBench.self, RelayBench.self, PullBench.self, PolicyBench.self, AnalyzerBench.self, SoakBench.self]
+        subcommands: [CodecBench.self, RelayBench.self, InstructionsBench.self, PullBench.self, PolicyBench.self, AnalyzerBench.self, SoakBench.self]
     )
 }
 
@@ -95,6 +96,44 @@ struct RelayBench: AsyncParsableCommand {
                                      mediate: mediate || redeflate, denyCompressed: redeflate).run()
         }
         if let captureDirectory { try CaptureBenchReport(directory: captureDirectory).print() }
+    }
+}
+
+struct InstructionsBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "instructions",
+        abstract: "Instructions the relay executes per round trip on workloads A–C of bench relay, counted by Valgrind's callgrind.",
+        discussion: """
+            Each workload runs in two fresh relay processes under callgrind, with n and 2n round \
+            trips; the difference of their totals over n is one round trip's instructions (user \
+            space only). Pass --relay-binary to count another build's relay.
+            """
+    )
+
+    @Option(help: "The valgrind program (BLIPSCOPE_VALGRIND if set, else valgrind on the PATH).")
+    var valgrind = ProcessInfo.processInfo.environment["BLIPSCOPE_VALGRIND"] ?? "valgrind"
+
+    @Option(help: "The blipscope binary whose relay is counted (default: this one).")
+    var relayBinary: String?
+
+    @Option(help: "Run only the workloads whose letter is listed, e.g. AB.")
+    var only = "ABC"
+
+    @Option(help: "Multiply each workload's round trips (2,000 for A and B, 10 for C).")
+    var scale = 1.0
+
+    func run() async throws {
+        let program = valgrind.contains("/") ? valgrind : try Self.onPath(valgrind)
+        try await InstructionBenchmark(valgrind: program, relayBinary: relayBinary, only: Set(only.uppercased()),
+                                       scale: scale).run()
+    }
+
+    private static func onPath(_ name: String) throws -> String {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            let candidate = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw ValidationError("\(name) is not on the PATH; pass --valgrind or set BLIPSCOPE_VALGRIND")
     }
 }
 
