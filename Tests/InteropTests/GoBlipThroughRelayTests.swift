@@ -1,0 +1,129 @@
+import BLIPCore
+import BLIPTestSupport
+import Foundation
+import Logging
+import NIOPosix
+import Policy
+import Relay
+import Replay
+import Testing
+
+/// go-blip on both ends (the library Sync Gateway speaks BLIP with): a go-blip client and a go-blip
+/// echo server with the relay between them. go-blip checks every frame's CRC and inflates with
+/// its own (Go's) deflate reader, so a wrong number, checksum or deflate byte from the relay
+/// fails the client's session. Opt-in: `BLIPSCOPE_GOBLIP_PEER`.
+@Suite(.serialized, .enabled(if: GoBlipPeer.available, "set BLIPSCOPE_GOBLIP_PEER to a goblip-peer binary"))
+struct GoBlipThroughRelayTests {
+    /// A relay (configured by `configure`) in front of a go-blip echo server.
+    private struct Harness {
+        let group: MultiThreadedEventLoopGroup
+        let relay: RelayServer
+        let events: EventCounter
+        let url: String
+        let server: RunningCommand
+
+        func shutdown() async throws {
+            try await relay.shutdown()
+            server.kill()
+            try await group.shutdownGracefully()
+        }
+    }
+
+    private func harness(_ configure: (inout RelayConfiguration) throws -> Void = { _ in }) async throws -> Harness {
+        let (server, port) = try await GoBlipPeer.serve()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        var configuration = RelayConfiguration(upstream: .single(UpstreamURL(secure: false, host: "127.0.0.1", port: port)))
+        configuration.listenPort = 0
+        try configure(&configuration)
+        let events = EventCounter()
+        var logger = Logger(label: "interop.relay")
+        logger.logLevel = .error
+        let relay = RelayServer(configuration: configuration, group: group, logger: logger, observers: [events])
+        let address = try await relay.start()
+        return Harness(group: group, relay: relay, events: events, url: "ws://127.0.0.1:\(address.port!)/db/_blipsync",
+                       server: server)
+    }
+
+    /// Every session the relay saw ended with go-blip's normal close, every message decoded.
+    private func expectCleanSessions(_ harness: Harness, count: Int, messagesEachWay: [Int]) {
+        let summaries = harness.events.summaries
+        #expect(summaries.count == count)
+        #expect(harness.events.decodeErrors == 0)
+        for (summary, messages) in zip(summaries.sorted { $0.statistics.sessionID < $1.statistics.sessionID }, messagesEachWay) {
+            #expect(summary.relayError == nil, "\(String(describing: summary.relayError))")
+            #expect(summary.statistics.decodeErrors == [0, 0])
+            #expect(summary.statistics.messagesDecoded == [messages, messages])
+            #expect(summary.clientClose?.code == 1000)
+        }
+    }
+
+    @Test("Small and 1 MiB echoes, compressed and not, pass through unchanged and every message is decoded both ways")
+    func passThrough() async throws {
+        let harness = try await harness()
+        let runs: [(count: Int, size: Int, compress: Bool, inFlight: Int)] = [
+            (2_000, 300, false, 8), (2_000, 300, true, 8),
+            (20, 1 << 20, true, 4), (20, 1 << 20, false, 4),  // uncompressed: go-blip's ACK flow control
+            (200, 100_000, true, 8),
+        ]
+        for run in runs {
+            let report = try await GoBlipPeer.load(harness.url, count: run.count, size: run.size, compress: run.compress,
+                                                   inFlight: run.inFlight)
+            #expect(report.sent == run.count && report.ok == run.count, "\(run): \(report)")
+        }
+        await harness.events.wait { $0.summaries.count == runs.count }
+        expectCleanSessions(harness, count: runs.count, messagesEachWay: runs.map(\.count))
+        try await harness.shutdown()
+    }
+
+    /// A policy denies every request whose `seq` ends in 7: the relay answers those with ERR and
+    /// renumbers the rest to the server, re-deflating later compressed frames; go-blip's client
+    /// gets an ERR for each denied request and every other reply intact.
+    @Test("A mediating relay that denies one request in ten: go-blip gets ERRs for those and every other echo intact")
+    func mediatedDenials() async throws {
+        let harness = try await harness { configuration in
+            configuration.policy = PolicyStore(document: try PolicyDocument(yaml: """
+                rules:
+                  - name: every-tenth
+                    match: { from: client, type: request, profile: echo, properties: { seq: "*7" } }
+                    action: { deny: { code: 403, message: "withheld" } }
+                """))
+        }
+        let runs: [(count: Int, size: Int, compress: Bool, inFlight: Int)] = [
+            (1_000, 300, false, 8), (1_000, 300, true, 8), (30, 1 << 20, true, 4), (200, 40_000, true, 8),
+        ]
+        for run in runs {
+            let report = try await GoBlipPeer.load(harness.url, count: run.count, size: run.size, compress: run.compress,
+                                                   inFlight: run.inFlight)
+            let denied = run.count / 10
+            #expect(report.sent == run.count && report.mismatched == 0, "\(run): \(report)")
+            #expect(report.ok == run.count - denied && report.errors == denied, "\(run): \(report)")
+        }
+        await harness.events.wait { $0.summaries.count == runs.count }
+        #expect(harness.events.verdicts.count == runs.map { $0.count / 10 }.reduce(0, +))
+        #expect(harness.events.decodeErrors == 0)
+        #expect(harness.events.summaries.allSatisfy { $0.relayError == nil && $0.clientClose?.code == 1000 })
+        try await harness.shutdown()
+    }
+
+    /// A compressed go-blip session captured by the relay, then its server side replayed to a new
+    /// go-blip client sending the same requests: every reply arrives intact.
+    @Test("A captured compressed go-blip session replayed to a new go-blip client gives it every echo intact")
+    func captureAndReplay() async throws {
+        let captures = FileManager.default.temporaryDirectory.appendingPathComponent("goblip-capture-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: captures) }
+        let harness = try await harness { $0.captureDirectory = captures.path }
+        let first = try await GoBlipPeer.load(harness.url, count: 300, size: 20_000, compress: true, inFlight: 1)
+        #expect(first.ok == 300, "\(first)")
+        await harness.events.wait { $0.summaries.count == 1 }
+        try await harness.shutdown()  // the capture is complete once the relay has shut down
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: captures.path).first { $0.hasSuffix(".blipcap") })
+        let script = try CapturedSession.load(path: captures.appendingPathComponent(file).path, session: nil).script(for: .server)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await ReplayServer.start(script, configuration: ReplayConfiguration(), group: group)
+        let replayed = try await GoBlipPeer.load("ws://127.0.0.1:\(server.port)/db/_blipsync", count: 300, size: 20_000,
+                                                 compress: true, inFlight: 1)
+        await server.stop()
+        try await group.shutdownGracefully()
+        #expect(replayed.sent == 300 && replayed.ok == 300, "\(replayed)")
+    }
+}
