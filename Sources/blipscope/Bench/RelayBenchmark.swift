@@ -28,6 +28,8 @@ struct RelayBenchmark {
     /// compressed frame from the client (the costlier re-encoding).
     var denyCompressed = false
     static let deniedProfile = "bench-denied"
+    /// go-blip as the peers (``GoBlipPeers``) instead of the benchmark's own Swift ones.
+    var goBlip: GoBlipPeers? = nil
     var logFile = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-bench-relay.log").path
 
     /// A throughput workload: one request sent over and over on one connection, echoed back.
@@ -81,18 +83,26 @@ struct RelayBenchmark {
 
     struct Throughput {
         var seconds: Double
+        /// Each round trip's, in nanoseconds (the Swift peers).
         var latencies: [UInt64]
+        /// p50 and p99 in microseconds, as go-blip's load reports them.
+        var percentiles: (p50: Double, p99: Double)? = nil
     }
 
     func run() async throws {
         let cpus = try placement.cpus(allowed: CPUAffinity.allowedCPUs().sorted())
+        if goBlip != nil && cpus != nil {
+            throw BenchError("--goblip runs go-blip's processes where the kernel puts them: use --placement free")
+        }
         let group = cpus.map { MultiThreadedEventLoopGroup(pinnedCPUIDs: $0.peers) } ?? MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await BenchPeers.startEchoServer(group: group)
-        let upstreamPort = server.localAddress.port!
+        let goBlipServer = try goBlip.map { try GoBlipPeers.Server(path: $0.path) }
+        defer { goBlipServer?.stop() }
+        let server = goBlipServer == nil ? try await BenchPeers.startEchoServer(group: group) : nil
+        let upstreamPort = goBlipServer?.port ?? server!.localAddress.port!
         try? FileManager.default.removeItem(atPath: logFile)
         let pinning = cpus.map { ["--cpus", $0.proxy.map(String.init).joined(separator: ",")] } ?? []
         let relay = try RelayProcess(upstreamPort: upstreamPort, logFile: logFile, extraArguments: relayArguments + pinning)
-        print("relay bench: echo server :\(upstreamPort), relay :\(relay.port) (pid \(relay.process.processIdentifier)), log \(logFile)")
+        print("relay bench: \(goBlip == nil ? "" : "go-blip peers, ")echo server :\(upstreamPort), relay :\(relay.port) (pid \(relay.process.processIdentifier)), log \(logFile)")
         print("placement \(placement.rawValue)" + (cpus.map { ": peers on CPU \($0.peers.map(String.init).joined(separator: ",")), "
             + "proxy on CPU \($0.proxy.map(String.init).joined(separator: ","))" } ?? ": left to the kernel"))
         print("\(rounds) rounds per workload, alternating; rates and ratios are medians over rounds (ratio range in brackets)")
@@ -119,7 +129,7 @@ struct RelayBenchmark {
                 for path in round.isMultiple(of: 2) ? paths : paths.reversed() {
                     let before = path == .relay ? relay.cpuSeconds : (proxy?.cpuSeconds ?? 0)
                     let port = path == .direct ? upstreamPort : path == .relay ? relay.port : proxy!.port
-                    let result = try await measure(port: port, request: request, count: total, inFlight: inFlight, group: group,
+                    let result = try await measure(port: port, workload: workload, count: total, inFlight: inFlight, group: group,
                                                    denyFirst: mediate && path == .relay)
                     if path != .direct { cpu[path, default: 0] += (path == .relay ? relay.cpuSeconds : proxy!.cpuSeconds) - before }
                     roundRates[path] = Double(total) / result.seconds
@@ -172,7 +182,7 @@ struct RelayBenchmark {
         // The viewers' connections close on the group's loop, so before the group shuts down.
         watching?.close()
         watching = nil
-        try await server.close()
+        try await server?.close()
         try await group.shutdownGracefully()
     }
 
@@ -181,14 +191,15 @@ struct RelayBenchmark {
     /// placement the line was measured in.
     private func latency(relay: RelayProcess, upstreamPort: Int, group: EventLoopGroup, via proxyPort: Int? = nil,
                          label: String) async throws {
-        let request = BLIPMessage.request(profile: "echo", body: Self.body(64))
-        var direct: [UInt64] = []
-        var relayed: [UInt64] = []
+        let workload = Workload(letter: "D", name: "D", request: .request(profile: "echo", body: Self.body(64)),
+                                roundTrips: 2_000, inFlight: 1)
+        var direct: [Throughput] = []
+        var relayed: [Throughput] = []
         for round in 0..<rounds {
             for viaProxy in round.isMultiple(of: 2) ? [false, true] : [true, false] {
                 let port = viaProxy ? proxyPort ?? relay.port : upstreamPort
-                let result = try await measure(port: port, request: request, count: count(2_000), inFlight: 1, group: group)
-                if viaProxy { relayed += result.latencies } else { direct += result.latencies }
+                let result = try await measure(port: port, workload: workload, count: count(2_000), inFlight: 1, group: group)
+                if viaProxy { relayed.append(result) } else { direct.append(result) }
             }
         }
         let (d50, d99) = percentiles(direct)
@@ -221,8 +232,14 @@ struct RelayBenchmark {
 
     private func count(_ base: Int) -> Int { max(1, Int(Double(base) * scale)) }
 
-    private func measure(port: Int, request: BLIPMessage, count: Int, inFlight: Int,
+    private func measure(port: Int, workload: Workload, count: Int, inFlight: Int,
                          group: EventLoopGroup, denyFirst: Bool = false) async throws -> Throughput {
+        if let goBlip {
+            // go-blip's load is a process of its own (its run includes the dial and handshake).
+            let report = try goBlip.load(port: port, workload: workload, count: count, inFlight: inFlight)
+            return Throughput(seconds: report.seconds, latencies: [], percentiles: (report.p50_us, report.p99_us))
+        }
+        let request = workload.request
         let connection = try await BenchPeers.connect(port: port, group: group)
         if denyFirst {
             let answer = try await connection.request(.request(profile: Self.deniedProfile, body: ByteBuffer(string: "x"),
@@ -238,8 +255,14 @@ struct RelayBenchmark {
         return Throughput(seconds: seconds, latencies: latencies)
     }
 
-    private func percentiles(_ nanos: [UInt64]) -> (Double, Double) {
-        let sorted = nanos.sorted()
+    /// p50 and p99 in microseconds: of every round trip of the runs, or, when go-blip measured,
+    /// the medians of its runs' own percentiles.
+    private func percentiles(_ runs: [Throughput]) -> (Double, Double) {
+        if runs.contains(where: { $0.percentiles != nil }) {
+            let reported = runs.compactMap(\.percentiles)
+            return (Self.median(reported.map(\.p50)), Self.median(reported.map(\.p99)))
+        }
+        let sorted = runs.flatMap(\.latencies).sorted()
         func at(_ fraction: Double) -> Double { Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]) / 1000 }
         return (at(0.5), at(0.99))
     }

@@ -75,7 +75,13 @@ struct RelayBench: AsyncParsableCommand {
     @Flag(help: "With --metrics: no web view (--no-web), to compare the relay's CPU with the history off.")
     var noWeb = false
 
+    @Option(help: "Use go-blip (Couchbase's Go BLIP library) as the echo server and the load generator: a goblip-peer program with serve and load modes (see the README). Needs --placement free.")
+    var goblip: String?
+
     func run() async throws {
+        if goblip != nil && (mediate || redeflate) {
+            throw ValidationError("--mediate sends its denied request with the benchmark's own peers; it cannot be combined with --goblip")
+        }
         let adminPort = viewers > 0 ? try WebViewers.freePort() : nil
         var arguments = adminPort.map { ["--admin", "127.0.0.1:\($0)"] } ?? (metrics ? ["--admin", "127.0.0.1:0"] : [])
         if noWeb { arguments.append("--no-web") }
@@ -93,7 +99,8 @@ struct RelayBench: AsyncParsableCommand {
             if index > 0 { print() }
             try await RelayBenchmark(scale: scale, rounds: max(1, rounds), placement: placement, only: Set(only.uppercased()), relayArguments: arguments, viewers: viewers, adminPort: adminPort,
                                      nginx: nginx,
-                                     mediate: mediate || redeflate, denyCompressed: redeflate).run()
+                                     mediate: mediate || redeflate, denyCompressed: redeflate,
+                                     goBlip: goblip.map { GoBlipPeers(path: $0) }).run()
         }
         if let captureDirectory { try CaptureBenchReport(directory: captureDirectory).print() }
     }
