@@ -2,33 +2,54 @@ import BLIPTestSupport
 import Foundation
 import Testing
 
-/// `relay --compact-heap` fixes glibc's mmap and trim thresholds (the soak's flat RSS depends on
-/// it); without it glibc keeps its own; the operator's environment settings win over the flag.
+/// `relay --heap` sets glibc's mmap and trim thresholds: steady by default (large messages reuse
+/// heap memory instead of faulting it in again), compact for a flat RSS (the soak depends on it),
+/// or glibc's own; the operator's environment settings win over all of them.
 @Suite("blipscope relay: heap settings")
 struct RelayHeapTuningTests {
-    @Test("by default the relay leaves glibc's heap settings alone and says so")
-    func defaults() async throws {
-        let relay = try BlipscopeExecutable.start(["relay", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:9"])
+    private func start(_ extra: [String], environment: [String] = []) throws -> RunningCommand {
+        let arguments = ["relay", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:9"] + extra
+        if environment.isEmpty { return try BlipscopeExecutable.start(arguments) }
+        return try RunningCommand(executable: "/usr/bin/env",
+                                  arguments: environment + [try BlipscopeExecutable.url().path] + arguments)
+    }
+
+    @Test("by default the relay keeps 16 MiB of free heap and maps blocks over 4 MiB on their own, and says so")
+    func steadyByDefault() async throws {
+        let relay = try start([])
         defer { relay.kill() }
-        let text = try await relay.waitForError(containing: "heap: the C library's defaults (--compact-heap fixes them)\n")
+        let text = try await relay.waitForError(containing: "heap: malloc mmap threshold 4 MiB, trim threshold 16 MiB (--heap steady)\n")
         #expect(text.contains("blipscope relay listening on "))
     }
 
-    @Test("--compact-heap fixes the mmap threshold at 128 KiB and the trim threshold at 1 MiB")
+    @Test("--heap compact (and its older spelling --compact-heap) fixes the mmap threshold at 128 KiB and the trim threshold at 1 MiB")
     func compact() async throws {
-        let relay = try BlipscopeExecutable.start(["relay", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:9",
-                                                   "--compact-heap"])
-        defer { relay.kill() }
-        try await relay.waitForError(containing: "heap: malloc mmap threshold 128 KiB, trim threshold 1 MiB\n")
+        for flags in [["--heap", "compact"], ["--compact-heap"]] {
+            let relay = try start(flags)
+            defer { relay.kill() }
+            try await relay.waitForError(containing: "heap: malloc mmap threshold 128 KiB, trim threshold 1 MiB (--heap compact)\n")
+        }
     }
 
-    @Test("glibc's own environment settings win over --compact-heap and are named")
-    func environmentWins() async throws {
-        let relay = try RunningCommand(
-            executable: "/usr/bin/env",
-            arguments: ["MALLOC_MMAP_THRESHOLD_=65536", try BlipscopeExecutable.url().path,
-                        "relay", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:9", "--compact-heap"])
+    @Test("--heap libc leaves glibc's adjusting thresholds alone")
+    func libc() async throws {
+        let relay = try start(["--heap", "libc"])
         defer { relay.kill() }
-        try await relay.waitForError(containing: "heap: malloc mmap threshold MALLOC_MMAP_THRESHOLD_, trim threshold 1 MiB\n")
+        try await relay.waitForError(containing: "heap: the C library's defaults (--heap libc)\n")
+    }
+
+    @Test("glibc's own environment settings win over the profile and are named")
+    func environmentWins() async throws {
+        let relay = try start(["--compact-heap"], environment: ["MALLOC_MMAP_THRESHOLD_=65536"])
+        defer { relay.kill() }
+        try await relay.waitForError(containing: "heap: malloc mmap threshold MALLOC_MMAP_THRESHOLD_, trim threshold 1 MiB (--heap compact)\n")
+    }
+
+    @Test("an unknown profile is refused before anything starts")
+    func unknownProfile() async throws {
+        let finished = try await BlipscopeExecutable.run(["relay", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:9",
+                                                          "--heap", "huge"], within: 30)
+        #expect(finished.status != 0)
+        #expect(finished.errors.contains("huge"))
     }
 }
