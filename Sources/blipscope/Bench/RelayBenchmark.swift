@@ -30,6 +30,8 @@ struct RelayBenchmark {
     static let deniedProfile = "bench-denied"
     /// go-blip as the peers (``GoBlipPeers``) instead of the benchmark's own Swift ones.
     var goBlip: GoBlipPeers? = nil
+    /// Another build's `blipscope` to run the relay with (nil: this one).
+    var relayBinary: String? = nil
     var logFile = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-bench-relay.log").path
 
     /// A throughput workload: one request sent over and over on one connection, echoed back.
@@ -101,7 +103,8 @@ struct RelayBenchmark {
         let upstreamPort = goBlipServer?.port ?? server!.localAddress.port!
         try? FileManager.default.removeItem(atPath: logFile)
         let pinning = cpus.map { ["--cpus", $0.proxy.map(String.init).joined(separator: ",")] } ?? []
-        let relay = try RelayProcess(upstreamPort: upstreamPort, logFile: logFile, extraArguments: relayArguments + pinning)
+        let relay = try RelayProcess(upstreamPort: upstreamPort, logFile: logFile, extraArguments: relayArguments + pinning,
+                                     binary: relayBinary)
         print("relay bench: \(goBlip == nil ? "" : "go-blip peers, ")echo server :\(upstreamPort), relay :\(relay.port) (pid \(relay.process.processIdentifier)), log \(logFile)")
         print("placement \(placement.rawValue)" + (cpus.map { ": peers on CPU \($0.peers.map(String.init).joined(separator: ",")), "
             + "proxy on CPU \($0.proxy.map(String.init).joined(separator: ","))" } ?? ": left to the kernel"))
@@ -168,7 +171,7 @@ struct RelayBenchmark {
             if placement == .spread, let peers = cpus?.peers {
                 let cpuList = peers.map(String.init).joined(separator: ",")
                 let sharedRelay = try RelayProcess(upstreamPort: upstreamPort, logFile: logFile,
-                                                   extraArguments: relayArguments + ["--cpus", cpuList])
+                                                   extraArguments: relayArguments + ["--cpus", cpuList], binary: relayBinary)
                 defer { sharedRelay.stop() }
                 try await latency(relay: sharedRelay, upstreamPort: upstreamPort, group: group, label: "shared")
                 if nginx {

@@ -7,9 +7,9 @@ final class RelayProcess {
     let process = Process()
     let port: Int
 
-    convenience init(upstreamPort: Int, logFile: String, extraArguments: [String] = []) throws {
+    convenience init(upstreamPort: Int, logFile: String, extraArguments: [String] = [], binary: String? = nil) throws {
         try self.init(arguments: ["relay", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(upstreamPort)",
-                                  "--log-file", logFile] + extraArguments)
+                                  "--log-file", logFile] + extraArguments, binary: binary)
     }
 
     /// This executable with `arguments` (which start with `relay` and listen on port 0).

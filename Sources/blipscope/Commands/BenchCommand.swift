@@ -75,6 +75,9 @@ struct RelayBench: AsyncParsableCommand {
     @Flag(help: "With --metrics: no web view (--no-web), to compare the relay's CPU with the history off.")
     var noWeb = false
 
+    @Option(help: "The blipscope binary whose relay is measured (another build's, to compare; default: this one).")
+    var relayBinary: String?
+
     @Option(help: "Use go-blip (Couchbase's Go BLIP library) as the echo server and the load generator: a goblip-peer program with serve and load modes (see the README). Needs --placement free.")
     var goblip: String?
 
@@ -100,7 +103,7 @@ struct RelayBench: AsyncParsableCommand {
             try await RelayBenchmark(scale: scale, rounds: max(1, rounds), placement: placement, only: Set(only.uppercased()), relayArguments: arguments, viewers: viewers, adminPort: adminPort,
                                      nginx: nginx,
                                      mediate: mediate || redeflate, denyCompressed: redeflate,
-                                     goBlip: goblip.map { GoBlipPeers(path: $0) }).run()
+                                     goBlip: goblip.map { GoBlipPeers(path: $0) }, relayBinary: relayBinary).run()
         }
         if let captureDirectory { try CaptureBenchReport(directory: captureDirectory).print() }
     }
