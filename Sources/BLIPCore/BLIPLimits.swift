@@ -22,6 +22,13 @@ public struct BLIPLimits: Sendable, Equatable {
     /// hostile sender cannot start many large messages and finish none. Room for the largest
     /// message and some more.
     public var maxBytesInProgress: Int = 96 * 1024 * 1024
+    /// Most buffer capacity one direction reserves ahead of received bytes for messages being
+    /// assembled. From its second frame, a message's buffer is sized for the last multi-frame
+    /// message of the direction (peers send runs of like sizes), so a large message is allocated
+    /// once instead of doubling as it grows (each doubling copies what it holds). A sender that
+    /// starts many messages after a large one gets no more reserved than this; past it, buffers
+    /// grow as the bytes come.
+    public var maxReservedAssemblyBytes: Int = 16 * 1024 * 1024
     /// Most messages one direction may have partly received at once (LiteCore interleaves a few:
     /// urgent ones overtake, §4.3).
     public var maxMessagesInProgress: Int = 1024

@@ -219,6 +219,70 @@ struct AssemblyTests {
         #expect(decoder.bytesInProgress == 0)
     }
 
+    /// Sends `stream` as request `number` in frames of `chunk` bytes, compressed; returns the
+    /// decoder's reserved assembly bytes after each frame and the message.
+    static func send(_ stream: ByteBuffer, as number: MessageNumber, chunk: Int, with sender: Sender,
+                     to decoder: DirectionDecoder) throws -> (reserved: [Int], message: BLIPMessage?) {
+        var rest = stream
+        var reserved: [Int] = []
+        var message: BLIPMessage?
+        while rest.readableBytes > 0 {
+            let piece = rest.readSlice(length: min(chunk, rest.readableBytes))!
+            message = try decoder.receive(sender.frame(number, .request, piece, compressed: true, more: rest.readableBytes > 0)).message
+            reserved.append(decoder.reservedAssemblyBytes)
+        }
+        return (reserved, message)
+    }
+
+    @Test("a large message's buffer is sized at its second frame for the direction's last multi-frame message, and given back when it ends")
+    func assemblyIsReservedFromTheLastLargeMessage() throws {
+        let sender = Sender()
+        let decoder = DirectionDecoder()
+        let body = String(repeating: "{\"_id\":\"doc\",\"qty\":5},", count: 40_000)
+        let stream = Self.stream(["Profile": "echo"], body)
+        // The first large message of the direction: nothing to size it from.
+        let first = try Self.send(stream, as: 1, chunk: 16_000, with: sender, to: decoder)
+        #expect(first.reserved.allSatisfy { $0 == 0 })
+        #expect(first.message.map { String(buffer: $0.body) } == body)
+        // The next one is sized from it at its second frame: all of it, less the first frame, ahead.
+        let second = try Self.send(stream, as: 2, chunk: 16_000, with: sender, to: decoder)
+        #expect(second.reserved[0] == 0)
+        #expect(second.reserved[1] == stream.readableBytes - 16_000)
+        #expect(second.reserved.dropFirst().dropLast().allSatisfy { $0 == stream.readableBytes - 16_000 })
+        #expect(second.reserved.last == 0)
+        #expect(second.message.map { String(buffer: $0.body) } == body)
+        #expect(decoder.bytesInProgress == 0 && decoder.messagesInProgress == 0)
+    }
+
+    @Test("a sender that starts many messages after a large one gets no more reserved than the limit; they still assemble")
+    func reservationIsBounded() throws {
+        var limits = BLIPLimits()
+        limits.maxReservedAssemblyBytes = 1 << 20
+        let sender = Sender()
+        let decoder = DirectionDecoder(limits: limits)
+        let large = Self.stream(["Profile": "big"], String(repeating: "x", count: 400_000))
+        _ = try Self.send(large, as: 1, chunk: 16_000, with: sender, to: decoder)
+        // Ten messages started, two frames each, none finished: only two fit the 1 MiB budget.
+        let small = Self.stream(["Profile": "small"], String(repeating: "a", count: 2_900))
+        var rests: [ByteBuffer] = []
+        for number in 2...11 {
+            var rest = small
+            for _ in 0..<2 {
+                _ = try decoder.receive(sender.frame(MessageNumber(number), .request, rest.readSlice(length: 1000)!,
+                                                     compressed: true, more: true))
+            }
+            rests.append(rest)
+        }
+        let ahead = large.readableBytes - 1000
+        #expect(decoder.reservedAssemblyBytes == 2 * ahead)
+        #expect(decoder.reservedAssemblyBytes <= limits.maxReservedAssemblyBytes)
+        for (number, rest) in zip(2...11, rests) {
+            let last = try decoder.receive(sender.frame(MessageNumber(number), .request, rest, compressed: true))
+            #expect(last.message.map { String(buffer: $0.body) } == String(repeating: "a", count: 2_900))
+        }
+        #expect(decoder.reservedAssemblyBytes == 0)
+    }
+
     @Test("MSG #0 is no request number: it is refused as such, not as a finished request")
     func requestNumberZero() throws {
         #expect { try DirectionDecoder().receive(Sender().frame(0, .request, Self.stream([:], ""))) }

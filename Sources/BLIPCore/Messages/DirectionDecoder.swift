@@ -77,6 +77,12 @@ public final class DirectionDecoder {
     public var messagesInProgress: Int { partialRequests.count + partialReplies.count }
     /// Uncompressed bytes those messages hold (bounded by ``BLIPLimits/maxBytesInProgress``).
     public private(set) var bytesInProgress = 0
+    /// Capacity reserved ahead of received bytes for those messages (bounded by
+    /// ``BLIPLimits/maxReservedAssemblyBytes``).
+    public private(set) var reservedAssemblyBytes = 0
+    /// The whole stream of the last message of this direction that took more than one frame:
+    /// what the next one's buffer is sized for.
+    private var lastAssembledBytes = 0
 
     /// Registers that the other direction sent request `number` which expects a reply.
     public func expectReply(to number: MessageNumber) {
@@ -108,6 +114,7 @@ public final class DirectionDecoder {
             partialRequests.removeAll()
             partialReplies.removeAll()
             bytesInProgress = 0
+            reservedAssemblyBytes = 0
             awaitingReplies.removeAll()
             awaitingOrder.removeAll()
             throw error
@@ -175,6 +182,7 @@ public final class DirectionDecoder {
             result.payloadBytes = partial.stream.readableBytes
             if exposesPayloads { result.payload = partial.stream }
         } else {
+            if partial.frameCount == 1 { reserveAssembly(for: partial) }
             let start = partial.stream.writerIndex
             result.payloadBytes = try decode(frame, appendingTo: partial)
             if exposesPayloads { result.payload = partial.stream.getSlice(at: start, length: result.payloadBytes) }
@@ -191,9 +199,22 @@ public final class DirectionDecoder {
             store(partial)
         } else {
             remove(partial)
+            lastAssembledBytes = partial.stream.readableBytes
             result.message = try partial.finish(limits: limits)
         }
         return result
+    }
+
+    /// Sizes `partial`'s buffer, at its second frame, for the last multi-frame message of the
+    /// direction, within ``BLIPLimits/maxReservedAssemblyBytes`` for all messages in progress.
+    private func reserveAssembly(for partial: PartialMessage) {
+        let target = min(lastAssembledBytes, limits.maxMessageSize)
+        guard target > partial.stream.capacity else { return }
+        let ahead = target - partial.stream.readableBytes
+        guard reservedAssemblyBytes + ahead <= limits.maxReservedAssemblyBytes else { return }
+        partial.stream.reserveCapacity(partial.stream.readerIndex + target)
+        partial.reservedAhead = ahead
+        reservedAssemblyBytes += ahead
     }
 
     /// Appends a later frame of `partial`, inflating at most what its message may still grow
@@ -242,5 +263,6 @@ public final class DirectionDecoder {
         if partial.type == .request { partialRequests[partial.number] = nil }
         else { partialReplies[partial.number] = nil }
         bytesInProgress -= partial.stream.readableBytes
+        reservedAssemblyBytes -= partial.reservedAhead
     }
 }

@@ -11,6 +11,9 @@ final class PartialMessage {
     /// Bytes after the header of every frame so far, for ACKs (§5).
     var receivedBytes = 0
     var ackedBytes = 0
+    /// Capacity reserved for the message beyond what it held when it was reserved
+    /// (``BLIPLimits/maxReservedAssemblyBytes``).
+    var reservedAhead = 0
     private var properties: Properties?
     private var bodyOffset = 0
 
