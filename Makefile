@@ -62,6 +62,8 @@ bench:
 	$(MAKE) release EXTRA_PACKAGES="$(BENCH_PACKAGES)"
 	$(BIN) bench codec
 	$(BIN) bench relay --nginx --placement spread,free
+	@if [ -n "$$BLIPSCOPE_GOBLIP_PEER" ]; then $(BIN) bench relay --nginx --placement free --goblip "$$BLIPSCOPE_GOBLIP_PEER"; fi
+	@if [ -n "$$BLIPSCOPE_VALGRIND" ]; then $(BIN) bench instructions; fi
 	$(BIN) bench pull
 	$(BIN) bench analyzer
 
