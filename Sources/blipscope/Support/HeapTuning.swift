@@ -14,8 +14,9 @@ import Glibc
 /// `bench relay --goblip` C) frees them together, the heap's top is trimmed, and the next
 /// messages fault the same pages in again: 200,000–300,000 page faults over 600 round trips,
 /// a quarter of the relay's CPU. ``Profile/steady`` keeps 16 MiB of free heap before trimming
-/// (8,000 faults; relay CPU −25 %, peak RSS +10 MiB there) and maps blocks over 4 MiB on their
-/// own, so the heap no longer grows to glibc's 32 MiB threshold.
+/// (7,500 faults; relay CPU −25 %, peak RSS +4–10 MiB there: the memory the next messages use)
+/// and maps blocks over 4 MiB on their own, so the heap no longer grows to glibc's 32 MiB
+/// threshold.
 ///
 /// ``Profile/compact`` maps every block over 128 KiB on its own: the heap, cut up by 200
 /// sessions' buffers of every size, then no longer stays at its high-water mark. In the soak
