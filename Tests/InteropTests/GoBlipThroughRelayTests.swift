@@ -1,7 +1,6 @@
 import BLIPCore
 import BLIPTestSupport
 import Foundation
-import Logging
 import NIOPosix
 import Policy
 import Relay
@@ -35,12 +34,8 @@ struct GoBlipThroughRelayTests {
         var configuration = RelayConfiguration(upstream: .single(UpstreamURL(secure: false, host: "127.0.0.1", port: port)))
         configuration.listenPort = 0
         try configure(&configuration)
-        let events = EventCounter()
-        var logger = Logger(label: "interop.relay")
-        logger.logLevel = .error
-        let relay = RelayServer(configuration: configuration, group: group, logger: logger, observers: [events])
-        let address = try await relay.start()
-        return Harness(group: group, relay: relay, events: events, url: "ws://127.0.0.1:\(address.port!)/db/_blipsync",
+        let (relay, relayPort, events) = try await InteropHarness.startRelay(configuration, group: group)
+        return Harness(group: group, relay: relay, events: events, url: "ws://127.0.0.1:\(relayPort)/db/_blipsync",
                        server: server)
     }
 

@@ -46,13 +46,20 @@ final class InteropHarness: Sendable {
                                                                              port: gateway.port)))
         configuration.listenPort = 0
         try configure(&configuration)
+        let (relay, port, events) = try await startRelay(configuration, group: group)
+        return InteropHarness(group: group, gateway: gateway, databases: databases, relay: relay,
+                              relayPort: port, events: events)
+    }
+
+    /// A relay with `configuration` on `group` (logging errors only), its events counted.
+    static func startRelay(_ configuration: RelayConfiguration,
+                           group: EventLoopGroup) async throws -> (relay: RelayServer, port: Int, events: EventCounter) {
         let events = EventCounter()
         var logger = Logger(label: "interop.relay")
         logger.logLevel = .error
         let relay = RelayServer(configuration: configuration, group: group, logger: logger, observers: [events])
         let address = try await relay.start()
-        return InteropHarness(group: group, gateway: gateway, databases: databases, relay: relay,
-                              relayPort: address.port!, events: events)
+        return (relay, address.port!, events)
     }
 
     func shutdown() async throws {
