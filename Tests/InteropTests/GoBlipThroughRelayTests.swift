@@ -28,8 +28,9 @@ struct GoBlipThroughRelayTests {
         }
     }
 
-    private func harness(_ configure: (inout RelayConfiguration) throws -> Void = { _ in }) async throws -> Harness {
-        let (server, port) = try await GoBlipPeer.serve()
+    private func harness(serverSubprotocol: String? = nil,
+                         _ configure: (inout RelayConfiguration) throws -> Void = { _ in }) async throws -> Harness {
+        let (server, port) = try await GoBlipPeer.serve(subprotocol: serverSubprotocol)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         var configuration = RelayConfiguration(upstream: .single(UpstreamURL(secure: false, host: "127.0.0.1", port: port)))
         configuration.listenPort = 0
@@ -97,6 +98,23 @@ struct GoBlipThroughRelayTests {
         #expect(harness.events.verdicts.count == runs.map { $0.count / 10 }.reduce(0, +))
         #expect(harness.events.decodeErrors == 0)
         #expect(harness.events.summaries.allSatisfy { $0.relayError == nil && $0.clientClose?.code == 1000 })
+        try await harness.shutdown()
+    }
+
+    /// go-blip offers one sub-protocol per handshake. The server speaks only CBMobile_3 and refuses
+    /// CBMobile_2 with HTTP 500 ("I only speak …"); the relay passes the refusal on, go-blip tries
+    /// again with CBMobile_3 and that session runs.
+    @Test("go-blip's second handshake, after the server refused its first sub-protocol through the relay, gets a working session")
+    func subprotocolFallback() async throws {
+        let harness = try await harness(serverSubprotocol: "BLIP_3+CBMobile_3")
+        let report = try await GoBlipPeer.load(harness.url, count: 100, size: 300, compress: true, inFlight: 4,
+                                               subprotocols: ["BLIP_3+CBMobile_2", "BLIP_3+CBMobile_3"])
+        #expect(report.ok == 100, "\(report)")
+        await harness.events.wait { $0.summaries.count == 1 }
+        let summary = try #require(harness.events.summaries.first)
+        #expect(summary.info.subprotocol == "BLIP_3+CBMobile_3")
+        #expect(summary.statistics.messagesDecoded == [100, 100])
+        #expect(harness.events.summaries.count == 1, "the refused handshake made no session")
         try await harness.shutdown()
     }
 

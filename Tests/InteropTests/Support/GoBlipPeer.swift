@@ -26,9 +26,10 @@ enum GoBlipPeer {
         var description: String { "sent \(sent), ok \(ok), mismatched \(mismatched), errors \(errors)" }
     }
 
-    /// A running go-blip echo server and its port.
-    static func serve() async throws -> (server: RunningCommand, port: Int) {
-        let server = try RunningCommand(executable: path!, arguments: ["serve", "--listen", "127.0.0.1:0"])
+    /// A running go-blip echo server and its port; with `subprotocol`, it speaks only that one.
+    static func serve(subprotocol: String? = nil) async throws -> (server: RunningCommand, port: Int) {
+        let server = try RunningCommand(executable: path!, arguments: ["serve", "--listen", "127.0.0.1:0"]
+                                            + (subprotocol.map { ["--protocol", $0] } ?? []))
         do {
             return (server, try await server.announcedPort(within: 30))
         } catch {
@@ -37,12 +38,14 @@ enum GoBlipPeer {
         }
     }
 
-    /// Runs one go-blip client connection to `url` (bounded: `seconds`).
+    /// Runs one go-blip client connection to `url` (bounded: `seconds`). With `subprotocols`,
+    /// go-blip tries each in turn, one handshake each, until one is accepted.
     static func load(_ url: String, count: Int, size: Int, compress: Bool, inFlight: Int,
-                     seconds: Double = 120) async throws -> LoadReport {
+                     subprotocols: [String] = [], seconds: Double = 120) async throws -> LoadReport {
         var arguments = ["load", "--url", url, "--count", String(count), "--size", String(size),
                          "--in-flight", String(inFlight), "--timeout", "\(Int(seconds))s"]
         if compress { arguments.append("--compress") }
+        if !subprotocols.isEmpty { arguments += ["--protocol", subprotocols.joined(separator: ",")] }
         let finished = try await RunningCommand.run(path!, arguments, within: seconds + 10)
         guard let line = finished.output.split(separator: "\n").last,
               let report = try? JSONDecoder().decode(LoadReport.self, from: Data(line.utf8)) else {
