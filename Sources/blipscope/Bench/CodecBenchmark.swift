@@ -31,8 +31,8 @@ struct CodecBenchmark {
         print("decode: BLIPCore as it runs (ISA-L CRC, ISA-L inflate for large frames, zlib for small ones), with ISA-L")
         print("        for every frame (\(DecodeLibrary.environmentVariable)=isal-only) and with zlib (=zlib),")
         print("        bare ISA-L inflate + crc; encode: BLIPCore (zlib deflate), bare ISA-L deflate; all against bare zlib")
-        print(pad("workload", 26), pad("op", 22), pad("frames/s", 10), pad("MB/s", 7),
-              pad("zlib MB/s", 10), pad("time/zlib", 10), "wire/zlib")
+        print("workload".padded(to: 26), "op".padded(to: 22), "frames/s".padded(to: 10), "MB/s".padded(to: 7),
+              "zlib MB/s".padded(to: 10), "time/zlib".padded(to: 10), "wire/zlib")
         for workload in Self.workloads where only.map({ workload.name.contains($0) }) ?? true {
             let data = BenchData(workload: workload, totalBytes: megabytes * 1_000_000)
             let bareDecode = codecOnly ? .nan : best { precondition(BareCodec.zlibInflate(data) == data.payloadBytes) }
@@ -64,9 +64,9 @@ struct CodecBenchmark {
         let zlibCRC = best { _ = BareCodec.crc(crcData, using: .zlib) }
         let isalCRC = best { _ = BareCodec.crc(crcData, using: .isal) }
         precondition(BareCodec.crc(crcData, using: .zlib) == BareCodec.crc(crcData, using: .isal))
-        print(pad("CRC-32 of 16 KiB chunks", 26), pad("ISA-L crc32_gzip_refl", 22), pad("", 10),
-              pad(String(format: "%.0f", Double(crcData.payloadBytes) / isalCRC / 1e6), 7),
-              pad(String(format: "%.0f", Double(crcData.payloadBytes) / zlibCRC / 1e6), 10),
+        print("CRC-32 of 16 KiB chunks".padded(to: 26), "ISA-L crc32_gzip_refl".padded(to: 22), "".padded(to: 10),
+              String(format: "%.0f", Double(crcData.payloadBytes) / isalCRC / 1e6).padded(to: 7),
+              String(format: "%.0f", Double(crcData.payloadBytes) / zlibCRC / 1e6).padded(to: 10),
               String(format: "%.2f", isalCRC / zlibCRC))
     }
 
@@ -84,17 +84,14 @@ struct CodecBenchmark {
     /// against bare zlib level 6 (deflate lines only).
     private func report(_ workload: Workload, _ op: String, _ data: BenchData, _ seconds: Double, _ bare: Double,
                         wire: Double? = nil) {
-        print(pad(workload.name, 26), pad(op, 22),
-              pad(String(format: "%.0f", Double(data.frames.count) / seconds), 10),
-              pad(String(format: "%.0f", Double(data.payloadBytes) / seconds / 1e6), 7),
-              pad(String(format: "%.0f", Double(data.payloadBytes) / bare / 1e6), 10),
-              pad(String(format: "%.2f", seconds / bare), 10),
+        print(workload.name.padded(to: 26), op.padded(to: 22),
+              String(format: "%.0f", Double(data.frames.count) / seconds).padded(to: 10),
+              String(format: "%.0f", Double(data.payloadBytes) / seconds / 1e6).padded(to: 7),
+              String(format: "%.0f", Double(data.payloadBytes) / bare / 1e6).padded(to: 10),
+              String(format: "%.2f", seconds / bare).padded(to: 10),
               wire.map { String(format: "%.2f", $0) } ?? "")
     }
 
-    private func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
-    }
 
     // MARK: BLIPCore
 

@@ -34,19 +34,7 @@ struct GoBlipPeers {
             let errors = Pipe()
             process.standardError = errors
             try process.run()
-            var announced = ""
-            let deadline = Date().addingTimeInterval(20)
-            while !announced.contains("\n"), Date() < deadline {
-                let chunk = errors.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                announced += String(decoding: chunk, as: UTF8.self)
-            }
-            guard let range = announced.range(of: #"listening on [^ ]*:(\d+)"#, options: .regularExpression),
-                  let port = Int(announced[range].split(separator: ":").last ?? "") else {
-                process.terminate()
-                throw BenchError("goblip-peer serve did not start: \(announced)")
-            }
-            self.port = port
+            port = try ListenerAnnouncement.port(from: errors, of: process, within: 20, what: "goblip-peer serve")
         }
 
         func stop() {

@@ -38,7 +38,7 @@ struct InstructionBenchmark {
             let n = max(1, Int(Double(Self.roundTrips(for: workload)) * scale))
             let once = try await count(workload, roundTrips: n, upstreamPort: server.localAddress.port!, group: group)
             let twice = try await count(workload, roundTrips: 2 * n, upstreamPort: server.localAddress.port!, group: group)
-            print(pad(workload.name, 38), pad(String(n), 6), pad(String(once), 16), pad(String(twice), 16),
+            print(workload.name.padded(to: 38), String(n).padded(to: 6), String(once).padded(to: 16), String(twice).padded(to: 16),
                   String(format: "%.0f", Double(twice - once) / Double(n)))
         }
         try await server.close()
@@ -85,7 +85,4 @@ struct InstructionBenchmark {
         return nil
     }
 
-    private func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
-    }
 }

@@ -54,7 +54,7 @@ struct PolicyBenchmark {
                                    properties: try Properties.decode(from: &encoded))
         let reply = MessageFacts(direction: .serverToClient, type: .response, number: 1, properties: Properties())
         print("policy benchmark: \(evaluations) evaluations per round, best of \(rounds), \(ruleCount) rules, none matching")
-        print(pad("scenario", 44), pad("request ns", 11), "reply ns")
+        print("scenario".padded(to: 44), "request ns".padded(to: 11), "reply ns")
         let scenarios = [
             Scenario(name: "no rules", yaml: "rules: []"),
             Scenario(name: "other profiles/sides (cheap keys say no)", yaml: otherProfiles()),
@@ -65,7 +65,7 @@ struct PolicyBenchmark {
             let engine = PolicyEngine(rules: try PolicyDocument(yaml: scenario.yaml).rules)
             let requestNs = measure(engine, request, session)
             let replyNs = measure(engine, reply, session)
-            print(pad(scenario.name, 44), pad(String(format: "%.1f", requestNs), 11), String(format: "%.1f", replyNs))
+            print(scenario.name.padded(to: 44), String(format: "%.1f", requestNs).padded(to: 11), String(format: "%.1f", replyNs))
         }
     }
 
@@ -83,7 +83,4 @@ struct PolicyBenchmark {
         return best
     }
 
-    private func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
-    }
 }

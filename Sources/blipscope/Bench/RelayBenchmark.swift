@@ -147,10 +147,10 @@ struct RelayBenchmark {
                 let rate = Self.median(rates[path]!)
                 let spread = ratios[path]!.count > 1
                     ? String(format: " (%.2f–%.2f)", ratios[path]!.min()!, ratios[path]!.max()!) : ""
-                print(pad(path == .relay ? name : "   same through nginx", 38),
-                      pad(path == .relay ? format(directRate) : "", 13), pad(format(rate), 12),
-                      pad(String(format: "%.2f", Self.median(ratios[path]!)) + spread, 18),
-                      pad(String(format: "%.1f", Double(request.body.readableBytes * 2) * rate / 1e6), 11),
+                print((path == .relay ? name : "   same through nginx").padded(to: 38),
+                      (path == .relay ? format(directRate) : "").padded(to: 13), format(rate).padded(to: 12),
+                      (String(format: "%.2f", Self.median(ratios[path]!)) + spread).padded(to: 18),
+                      String(format: "%.1f", Double(request.body.readableBytes * 2) * rate / 1e6).padded(to: 11),
                       String(format: "%.3f", cpu[path]! / Double(total * rounds) * 10_000))
             }
             if let relayCPU = cpu[.relay], let nginxCPU = cpu[.nginx], nginxCPU > 0 {
@@ -271,9 +271,6 @@ struct RelayBenchmark {
     }
 
     private func format(_ rate: Double) -> String { String(format: "%.0f", rate) }
-    private func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
-    }
 
     /// A JSON-ish body of `size` bytes that compresses like documents do.
     static func body(_ size: Int) -> ByteBuffer {

@@ -28,21 +28,7 @@ final class RelayProcess {
         process.standardError = errors
         try process.run()
         // The relay announces its bound address on standard error.
-        var announced = ""
-        let deadline = Date().addingTimeInterval(startupSeconds)
-        let pattern = #"listening on [^ ]*:(\d+)"#
-        // A launcher may write lines of its own first.
-        while announced.range(of: pattern + "\\D", options: .regularExpression) == nil, Date() < deadline {
-            let chunk = errors.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            announced += String(decoding: chunk, as: UTF8.self)
-        }
-        guard let range = announced.range(of: pattern, options: .regularExpression),
-              let port = Int(announced[range].split(separator: ":").last ?? "") else {
-            process.terminate()
-            throw BenchError("the relay did not start: \(announced)")
-        }
-        self.port = port
+        port = try ListenerAnnouncement.port(from: errors, of: process, within: startupSeconds, what: "the relay")
     }
 
     /// User + system CPU seconds so far.
