@@ -114,8 +114,31 @@ struct GoBlipThroughRelayTests {
         let summary = try #require(harness.events.summaries.first)
         #expect(summary.info.subprotocol == "BLIP_3+CBMobile_3")
         #expect(summary.statistics.messagesDecoded == [100, 100])
+        // The first handshake was refused by the server, and the relay passed its 500 on.
+        let refusals = harness.events.refusals
+        #expect(refusals.count == 1)
+        #expect(refusals.first?.status == .internalServerError)
         #expect(harness.events.summaries.count == 1, "the refused handshake made no session")
         try await harness.shutdown()
+    }
+
+    /// `bench relay --goblip` through real sockets: go-blip's load and echo server on each path,
+    /// relay and nginx-free, at a small scale.
+    @Test("bench relay --goblip drives go-blip's peers directly and through the relay and reports every workload")
+    func benchWithGoBlipPeers() async throws {
+        let finished = try await BlipscopeExecutable.run(
+            ["bench", "relay", "--goblip", GoBlipPeer.path!, "--placement", "free", "--rounds", "1", "--scale", "0.05",
+             "--only", "ABCD"], within: 300)
+        #expect(finished.status == 0, "\(finished.errors)")
+        let lines = finished.output.split(separator: "\n")
+        #expect(lines.first?.contains("go-blip peers") == true)
+        for letter in ["A ", "B ", "C "] {
+            let line = try #require(lines.first { $0.hasPrefix(letter) }, "\(finished.output)")
+            // direct msg/s, relay msg/s, ratio, MB/s, CPU: all numbers, the rates above zero.
+            let numbers = line.split(separator: " ").compactMap { Double($0) }
+            #expect(numbers.count >= 5 && numbers[0] > 0 && numbers[1] > 0, "\(line)")
+        }
+        #expect(lines.contains { $0.hasPrefix("D  (free)") && $0.contains("relay p50") })
     }
 
     /// A compressed go-blip session captured by the relay, then its server side replayed to a new

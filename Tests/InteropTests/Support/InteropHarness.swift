@@ -79,6 +79,8 @@ final class EventCounter: RelayObserver, Sendable {
     struct State {
         var decodeErrors = 0
         var summaries: [SessionSummary] = []
+        /// Handshakes the relay refused (its own refusals and the upstream's, passed on).
+        var refusals: [HandshakeRefusal] = []
         var verdicts: [VerdictEvent] = []
         var revsToClient: [String] = []
         /// The client's RPYs to `rev` requests: each one stored (LiteCore answers after it commits).
@@ -96,6 +98,7 @@ final class EventCounter: RelayObserver, Sendable {
             switch event {
             case .decodeError: state.decodeErrors += 1
             case .sessionClosed(let summary): state.summaries.append(summary)
+            case .handshakeRefused(let refusal): state.refusals.append(refusal)
             case .verdict(let verdict): state.verdicts.append(verdict)
             case .message(let message) where message.direction == .serverToClient && message.message.profile == "rev":
                 if let id = message.message.properties["id"] {
@@ -120,6 +123,7 @@ final class EventCounter: RelayObserver, Sendable {
 
     var decodeErrors: Int { state.withLockedValue { $0.decodeErrors } }
     var summaries: [SessionSummary] { state.withLockedValue { $0.summaries } }
+    var refusals: [HandshakeRefusal] { state.withLockedValue { $0.refusals } }
     var verdicts: [VerdictEvent] { state.withLockedValue { $0.verdicts } }
 
     /// Returns once `condition` holds (re-checked on every event), or the task is cancelled.
