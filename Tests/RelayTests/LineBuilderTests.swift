@@ -69,22 +69,49 @@ import Testing
         #expect(text == #"{"time":"T","event":"message","q":"a\"b\\c\nd\re\tf\u0001g","n":7,"none":null,"flags":"-","Sess\"ion":"<redacted>"}"#)
     }
 
-    /// Bytes the builder did not write itself are checked: valid UTF-8 (ASCII or not) is kept,
-    /// and an invalid sequence (a property's raw bytes, a text cut inside a character) becomes
-    /// U+FFFD instead of making an invalid String.
+    /// Raw bytes the builder did not write itself are checked: valid UTF-8 (ASCII or not) is
+    /// kept, and an invalid sequence (a property's raw bytes cut inside a character) becomes
+    /// U+FFFD instead of making an invalid String. Lent text (a summary's bytes) is valid as lent.
     @Test func bytesFromOutsideAreKeptWhenValidAndRepairedWhenNot() {
         let raw = Self.line(json: false) { line in
             Array("café".utf8).withUnsafeBytes { line.raw("ok", $0) }
             ([0x66, 0xC3] as [UInt8]).withUnsafeBytes { line.raw("cut", $0) }  // "f" and half of "é"
         }
         let lent = Self.line(json: false) { line in
-            Array("café".utf8).withUnsafeBufferPointer { line.text("ok", utf8: $0) }
-            Array("é".utf8).dropLast().withUnsafeBufferPointer { line.text("cut", utf8: $0) }
+            Array("café → (3 B)".utf8).withUnsafeBufferPointer { line.text("ok", utf8: $0) }
         }
         #expect(raw == " ok=café cut=f\u{FFFD}")
-        #expect(lent == " ok=café cut=\u{FFFD}")
+        #expect(lent == " ok=\"café → (3 B)\"")
         for text in [raw, lent] {
             #expect(text.utf8.elementsEqual(String(decoding: Array(text.utf8), as: UTF8.self).utf8), "a valid String")
+        }
+    }
+
+    /// Written to a sink, a line ends in a newline and holds the same bytes as its String; one
+    /// with an invalid raw value is written repaired.
+    @Test func linesWrittenToASinkAreTheirStringsWithANewline() {
+        final class Collected: LogLineSink, @unchecked Sendable {
+            var bytes: [UInt8] = []
+            func write(lines: UnsafeRawBufferPointer) { bytes.append(contentsOf: lines) }
+        }
+        for json in [false, true] {
+            let sink = Collected()
+            func fill(_ line: inout LineBuilder) {
+                line.int("session", 7)
+                line.text("summary", "echo (3 B) → (3 B)")
+                ([0x66, 0xC3] as [UInt8]).withUnsafeBytes { line.raw("cut", $0) }
+            }
+            var first = LineBuilder(json: json, event: "message")
+            fill(&first)
+            first.finish(to: sink)
+            var second = LineBuilder(json: json, event: "message")
+            fill(&second)
+            let text = second.finish()
+            let written = String(decoding: sink.bytes, as: UTF8.self)
+            #expect(sink.bytes.last == 0x0A && sink.bytes.filter { $0 == 0x0A }.count == 1)
+            #expect(written.dropLast().dropFirst(json ? 9 + LogTimestamp.length : LogTimestamp.length)
+                    == text.dropFirst(json ? 9 + LogTimestamp.length : LogTimestamp.length))
+            #expect(written.contains("f\u{FFFD}"))
         }
     }
 

@@ -25,7 +25,7 @@ import Testing
         message.wirePayloadBytes = 20
         let event = MessageEvent(sessionID: 3, direction: .clientToServer, message: message,
                                  requestProfile: requestProfile, roundTrip: roundTrip)
-        let line = LogLine(format: .text, redactBodies: false, withBody: false).message(event, summary: summary)
+        let line = LogLine(format: .text, redactBodies: false, withBody: false).message(event, summary: summary).finish()
         return String(line.dropFirst(LogTimestamp.length))
     }
 

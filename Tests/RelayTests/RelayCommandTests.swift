@@ -46,7 +46,9 @@ struct RelayCommandTests {
         // Ctrl-C closes the sessions and flushes the log; after the exit the file is complete.
         #expect(try await relay.stop() == 0)
 
-        let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n").map(String.init)
+        let log = try String(contentsOfFile: logPath, encoding: .utf8)
+        #expect(log.hasSuffix("\n") && !log.contains("\n\n"), "whole lines, one newline each")
+        let lines = log.split(separator: "\n").map(String.init)
         #expect(lines.first == "an earlier line", "appended, not replaced")
         #expect(lines.contains { $0.contains("event=open") && $0.contains("db=db") })
         let revLines = lines.filter { $0.contains("dir=U→C type=MSG") && $0.contains("profile=rev ") }

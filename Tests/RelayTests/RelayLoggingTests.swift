@@ -91,4 +91,37 @@ import Testing
         #expect(text.contains("fnv1a64:"))
         #expect(!text.contains("s3cret") && !text.contains("tok-123"))
     }
+
+    /// A sink that keeps the bytes it is given.
+    final class ByteCollector: LogLineSink, @unchecked Sendable {
+        private let bytes = NIOLockedValueBox<[UInt8]>([])
+        func write(lines: UnsafeRawBufferPointer) { bytes.withLockedValue { $0.append(contentsOf: lines) } }
+        var text: String { bytes.withLockedValue { String(decoding: $0, as: UTF8.self) } }
+    }
+
+    /// Given a sink, the observer writes the same lines it hands swift-log (timestamps aside),
+    /// each ending in a newline, and leaves out what the logger's level leaves out.
+    @Test func sinkLinesAreTheLoggerLines() async throws {
+        let events = try await Self.recordSession()
+        for format in [RelayConfiguration.LogFormat.text, .json] {
+            for level in [Logger.Level.trace, .info, .warning] {
+                let viaLogger = Self.lines(events, format: format, level: level)
+                let sink = ByteCollector()
+                let bypassed = LineCollector(level: level)
+                let observer = LoggingObserver(logger: Logger(label: "level") { _ in bypassed }, format: format, sink: sink)
+                for event in events { observer.observe(event) }
+                let written = sink.text
+                #expect(bypassed.all.isEmpty, "with a sink the logger only sets the level")
+                #expect(written.isEmpty == viaLogger.isEmpty)
+                #expect(written.isEmpty || written.hasSuffix("\n"))
+                let viaSink = written.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+                #expect(viaSink.map(Self.withoutTime) == viaLogger.map(Self.withoutTime), "\(format) at \(level)")
+            }
+        }
+    }
+
+    /// A line with its timestamp (text: the first word; JSON: the `time` value) taken out.
+    static func withoutTime(_ line: String) -> String {
+        line.replacing(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z/, with: "T")
+    }
 }

@@ -11,9 +11,10 @@ import BLIPCore
 /// make and finish a line within one synchronous call (never across a suspension point).
 ///
 /// UTF-8: keys, static strings, `String` values and numbers are valid UTF-8 as written, and so is
-/// what quoting and escaping make of them; raw bytes (``raw(_:_:redacted:)``, properties as
-/// received) and lent text bytes (``text(_:utf8:)``) may not be. ``finish()`` validates (and
-/// repairs) the line only when one of those had a byte that is not ASCII.
+/// what quoting and escaping make of them, and lent text bytes (``text(_:utf8:)``) are valid as
+/// lent; raw bytes (``raw(_:_:redacted:)``, properties as received) may not be. Those are
+/// validated as they go in when they have a byte that is not ASCII, and ``finish()`` repairs the
+/// line (invalid sequences become U+FFFD) only when one was invalid.
 struct LineBuilder: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var count = 0
@@ -49,7 +50,21 @@ struct LineBuilder: ~Copyable {
 
     consuming func finish() -> String {
         if json { byte(0x7D) }
-        let bytes = UnsafeBufferPointer(start: base, count: count)
+        return makeString(UnsafeBufferPointer(start: base, count: count))
+    }
+
+    /// Ends the line with a newline and hands its bytes to `sink`: no `String` is made unless raw
+    /// bytes that are not ASCII need checking (then the repaired line is written).
+    consuming func finish(to sink: some LogLineSink) {
+        reserve(2)
+        if json { put(0x7D) }
+        put(0x0A)
+        guard unvalidated else { return sink.write(lines: UnsafeRawBufferPointer(start: base, count: count)) }
+        var line = String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)
+        line.withUTF8 { sink.write(lines: UnsafeRawBufferPointer($0)) }
+    }
+
+    private func makeString(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         guard !unvalidated, #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) else {
             // Raw bytes that are not ASCII may not be UTF-8: invalid sequences become U+FFFD.
             return String(decoding: bytes, as: UTF8.self)
@@ -70,10 +85,10 @@ struct LineBuilder: ~Copyable {
     }
 
     /// A text value given as its UTF-8 bytes (a string's, not bytes as received: those go through
-    /// ``raw(_:_:)``). Checked like raw bytes all the same: a writer that cut a string inside a
-    /// character would otherwise leave an invalid line.
+    /// ``raw(_:_:)``): valid UTF-8, as the lender promises (``ReplicationMessage/withSummaryUTF8(_:)``
+    /// writes whole strings and ASCII cuts only), so not checked again in release builds.
     mutating func text(_ key: StaticString, utf8 value: UnsafeBufferPointer<UInt8>) {
-        noteRaw(UnsafeRawBufferPointer(value))
+        assert(Self.isValidUTF8(UnsafeRawBufferPointer(value)), "lent text is valid UTF-8")
         beginField(key)
         quoted(UnsafeRawBufferPointer(value))
     }
@@ -101,12 +116,25 @@ struct LineBuilder: ~Copyable {
         quoted(value)
     }
 
-    /// Notes raw bytes that are not all ASCII (``finish()`` then validates the line).
+    /// Checks raw bytes that are not all ASCII right away (a value is short; the line may not
+    /// be), and notes an invalid one: ``finish()`` then repairs the whole line.
     private mutating func noteRaw(_ bytes: UnsafeRawBufferPointer) {
         guard !unvalidated else { return }
         var any: UInt8 = 0
         for byte in bytes { any |= byte }
-        if any >= 0x80 { unvalidated = true }
+        if any >= 0x80, !Self.isValidUTF8(bytes) { unvalidated = true }
+    }
+
+    private static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) else { return false }
+        return bytes.withMemoryRebound(to: UInt8.self) { bytes in
+            do {
+                _ = try UTF8Span(validating: bytes.span)
+                return true
+            } catch {
+                return false
+            }
+        }
     }
 
     mutating func int(_ key: StaticString, _ value: Int) {
@@ -154,19 +182,19 @@ struct LineBuilder: ~Copyable {
     /// A static key is written as it is, JSON or not: the log's keys are plain words, with no
     /// quote, backslash or control character to escape.
     private mutating func beginField(_ key: StaticString) {
-        key.withUTF8Buffer { key in
-            let key = UnsafeRawBufferPointer(key)
-            assert(!Self.needsJSONEscape(key), "log keys are plain words")
-            if json {
-                reserve(key.count + 4)
-                put(0x2C)
-                put(0x22)
-                put(key)
-                put(0x22)
-                put(0x3A)
-            } else {
-                beginTextField(key)
-            }
+        let length = key.utf8CodeUnitCount
+        assert(!Self.needsJSONEscape(UnsafeRawBufferPointer(start: key.utf8Start, count: length)), "log keys are plain words")
+        reserve(length + 4)
+        if json {
+            put(0x2C)
+            put(0x22)
+            putShort(UnsafeRawPointer(key.utf8Start), length)
+            put(0x22)
+            put(0x3A)
+        } else {
+            put(0x20)
+            putShort(UnsafeRawPointer(key.utf8Start), length)
+            put(0x3D)
         }
     }
 
@@ -194,25 +222,33 @@ struct LineBuilder: ~Copyable {
     /// characters (a newline, ESC) are escaped in text too, as JSON writes them, so a peer's value
     /// cannot start a fake log line or drive a terminal; a backslash is then doubled.
     private mutating func quoted(_ value: UnsafeRawBufferPointer) {
-        if json {
-            quotedJSON(value)
-        } else if value.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x7F }) {
-            if value.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
-                byte(0x22)
-                escapedJSON(value)
-                byte(0x22)
-                return
+        if json { return quotedJSON(value) }
+        // One pass over the value finds what it needs.
+        var needsQuotes = false, hasControl = false, hasQuote = false
+        for byte in value where byte <= 0x3D || byte == 0x7F {
+            switch byte {
+            case 0x20, 0x3D: needsQuotes = true
+            case 0x22: hasQuote = true
+            case ..<0x20, 0x7F: hasControl = true
+            default: continue
             }
+        }
+        if hasControl {
+            byte(0x22)
+            escapedJSON(value)
+            byte(0x22)
+        } else if hasQuote {
             reserve(2 * value.count + 2)
             put(0x22)
-            if value.contains(0x22) {
-                for byte in value {
-                    if byte == 0x22 { put(0x5C) }
-                    put(byte)
-                }
-            } else {
-                put(value)
+            for byte in value {
+                if byte == 0x22 { put(0x5C) }
+                put(byte)
             }
+            put(0x22)
+        } else if needsQuotes {
+            reserve(value.count + 2)
+            put(0x22)
+            put(value)
             put(0x22)
         } else {
             bytes(value)
@@ -296,7 +332,8 @@ struct LineBuilder: ~Copyable {
 
     private mutating func bytes(_ value: UnsafeRawBufferPointer) {
         reserve(value.count)
-        put(value)
+        guard let source = value.baseAddress else { return }
+        putShort(source, value.count)
     }
 
     private mutating func byte(_ value: UInt8) {
@@ -308,6 +345,23 @@ struct LineBuilder: ~Copyable {
     private mutating func put(_ value: UInt8) {
         base[count] = value
         count += 1
+    }
+
+    /// Writes within reserved room: a few bytes (a key, a word) byte by byte, not through a
+    /// `memcpy` call.
+    private mutating func putShort(_ source: UnsafeRawPointer, _ length: Int) {
+        guard length <= 16 else { return put(UnsafeRawBufferPointer(start: source, count: length)) }
+        let destination = UnsafeMutableRawPointer(base + count)
+        var index = 0
+        while index + 8 <= length {
+            destination.storeBytes(of: source.loadUnaligned(fromByteOffset: index, as: UInt64.self), toByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < length {
+            destination.storeBytes(of: source.load(fromByteOffset: index, as: UInt8.self), toByteOffset: index, as: UInt8.self)
+            index += 1
+        }
+        count += length
     }
 
     /// Writes within reserved room.

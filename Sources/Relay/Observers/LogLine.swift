@@ -9,8 +9,9 @@ import BLIPNIO
 import Replication
 import NIOCore
 
-/// Builds one log line, text or JSON, for ``LoggingObserver``. Plain string appends, no
-/// formatters: the relay logs on its event loops.
+/// Builds one log line, text or JSON, for ``LoggingObserver``: each method returns the open
+/// ``LineBuilder``, which the observer finishes into its ``LogLineSink`` or into a `String` for
+/// swift-log. Plain byte appends, no formatters: the relay logs on its event loops.
 struct LogLine {
     let format: RelayConfiguration.LogFormat
     let redactBodies: Bool
@@ -22,13 +23,13 @@ struct LogLine {
     static let maxValueLength = 80
     static let maxBodyPreview = 256
 
-    func opened(_ info: SessionInfo) -> String {
+    func opened(_ info: SessionInfo) -> LineBuilder {
         fields([("event", .text("open")), ("session", .int(Int(info.id))), ("client", .text(info.clientAddress)),
                 ("user", info.user.map { .text($0) } ?? .null), ("db", .text(info.database)),
                 ("protocol", info.subprotocol.map { .text($0) } ?? .null), ("upstream", .text(info.upstream))])
     }
 
-    func closed(_ summary: SessionSummary) -> String {
+    func closed(_ summary: SessionSummary) -> LineBuilder {
         let info = summary.info, stats = summary.statistics
         var list: [(StaticString, Value)] = [("event", .text("close")), ("session", .int(Int(info.id))), ("client", .text(info.clientAddress)),
                        ("user", info.user.map { .text($0) } ?? .null), ("db", .text(info.database)),
@@ -48,7 +49,7 @@ struct LogLine {
     }
 
     /// The replication summary of a closed session, as one line (JSON under `replication`).
-    func replicationSummary(_ id: UInt64, _ summary: ReplicationSummary) -> String {
+    func replicationSummary(_ id: UInt64, _ summary: ReplicationSummary) -> LineBuilder {
         var list: [(StaticString, Value)] = [("event", .text("summary")), ("session", .int(Int(id))),
                                              ("replication", .text(summary.replicationType)),
                                              ("pulledDocs", .int(summary.pulled.documents)), ("pulledRevs", .int(summary.pulled.revisionsSent)),
@@ -68,13 +69,13 @@ struct LogLine {
 
     /// A finding the session's analyzer made, logged once, when it is first made; a standing one
     /// (a 409 loop) then counts on, and the summary line at close gives its running count.
-    func finding(_ id: UInt64, _ finding: Finding) -> String {
+    func finding(_ id: UInt64, _ finding: Finding) -> LineBuilder {
         fields([("event", .text("finding")), ("session", .int(Int(id))), ("kind", .text(finding.kind.rawValue)),
                 ("side", finding.side.map { .text($0.description) } ?? .null),
                 ("profile", finding.profile.map { .text($0) } ?? .null), ("text", .text(finding.description))])
     }
 
-    func refused(_ refusal: HandshakeRefusal) -> String {
+    func refused(_ refusal: HandshakeRefusal) -> LineBuilder {
         fields([("event", .text("refused")), ("client", .text(refusal.clientAddress)), ("target", .text(refusal.target)),
                 ("status", .int(Int(refusal.status.code))), ("reason", .text(refusal.reason))])
     }
@@ -88,7 +89,7 @@ struct LogLine {
     /// profile, round trip), then the other properties in order. That takes one pass over the
     /// properties when `Profile` leads or there are none (as peers send them); when another
     /// property leads, a first pass looks for `Profile`.
-    func message(_ event: MessageEvent, summary: String? = nil) -> String {
+    func message(_ event: MessageEvent, summary: String? = nil) -> LineBuilder {
         let message = event.message
         var line = LineBuilder(json: format == .json, event: "message")
         line.int("session", Int(event.sessionID))
@@ -132,7 +133,7 @@ struct LogLine {
         line.int("wireBytes", message.wirePayloadBytes)
         line.int("bodyBytes", message.body.readableBytes)
         if withBody, case .text(let text) = body(message.body) { line.text("body", text) }
-        return line.finish()
+        return line
     }
 
     /// What the relay knows of a message beyond its bytes.
@@ -174,31 +175,31 @@ struct LogLine {
         return .text(String(decoding: preview.readableBytesView, as: UTF8.self))
     }
 
-    func decodeError(_ id: UInt64, _ direction: BLIPDirection, _ error: RelayError) -> String {
+    func decodeError(_ id: UInt64, _ direction: BLIPDirection, _ error: RelayError) -> LineBuilder {
         fields([("event", .text("decode-error")), ("session", .int(Int(id))), ("dir", .text(direction.arrow)),
                 ("error", .text(error.description))])
     }
 
-    func frame(_ frame: FrameEvent) -> String {
+    func frame(_ frame: FrameEvent) -> LineBuilder {
         fields([("event", .text("frame")), ("session", .int(Int(frame.sessionID))), ("dir", .text(frame.direction.arrow)),
                 ("type", .text(frame.flags.type?.description ?? "?")), ("number", .int(Int(frame.number))),
                 ("flags", .text(frame.flags.description)), ("wireBytes", .int(frame.wireBytes)),
                 ("payloadBytes", .int(frame.payloadBytes))])
     }
 
-    func ack(_ id: UInt64, _ direction: BLIPDirection, _ ack: AckInfo) -> String {
+    func ack(_ id: UInt64, _ direction: BLIPDirection, _ ack: AckInfo) -> LineBuilder {
         fields([("event", .text("ack")), ("session", .int(Int(id))), ("dir", .text(direction.arrow)),
                 ("type", .text(ack.type.description)), ("number", .int(Int(ack.number))), ("bytes", .int(Int(ack.bytes)))])
     }
 
-    func verdict(_ verdict: VerdictEvent) -> String {
+    func verdict(_ verdict: VerdictEvent) -> LineBuilder {
         fields([("event", .text("verdict")), ("session", .int(Int(verdict.sessionID))), ("dir", .text(verdict.direction.arrow)),
                 ("type", .text(verdict.type.description)), ("number", .int(Int(verdict.number))),
                 ("profile", verdict.profile.map { .text($0) } ?? .null), ("rule", verdict.rule.map { .text($0) } ?? .null),
                 ("action", .text(verdict.action))])
     }
 
-    func flow(_ id: UInt64, _ direction: BLIPDirection, _ paused: Bool) -> String {
+    func flow(_ id: UInt64, _ direction: BLIPDirection, _ paused: Bool) -> LineBuilder {
         fields([("event", .text(paused ? "read-paused" : "read-resumed")), ("session", .int(Int(id))),
                 ("dir", .text(direction.arrow))])
     }
@@ -210,7 +211,7 @@ struct LogLine {
     }
 
     /// Text: `time key=value …` (values with spaces quoted); JSON: one object per line.
-    private func fields(_ list: [(StaticString, Value)], event: StaticString? = nil) -> String {
+    private func fields(_ list: [(StaticString, Value)], event: StaticString? = nil) -> LineBuilder {
         var line = LineBuilder(json: format == .json, event: event)
         for (key, value) in list {
             switch value {
@@ -220,6 +221,6 @@ struct LogLine {
             case .text(let text): line.text(key, text)
             }
         }
-        return line.finish()
+        return line
     }
 }

@@ -13,56 +13,78 @@ import Replication
 /// Secrets never appear: the session carries only the user name (never the `Authorization` or
 /// `Cookie` value), and properties whose names look like credentials are shown as `<redacted>`.
 /// Lines are built only when the logger's level lets them through.
+///
+/// With a ``LogLineSink`` (the `blipscope` command's log file or standard output), lines are
+/// written to it as bytes and the logger only sets the level; without one, they go through the
+/// logger's handler as `String`s.
 public struct LoggingObserver: RelayObserver {
     public let logger: Logger
     public let format: RelayConfiguration.LogFormat
     public let redactBodies: Bool
     public let interests: RelayEventInterests
+    /// Where lines go as bytes (nil: through `logger`).
+    public let sink: (any LogLineSink)?
+    /// The logger's level, read once: `logger.logLevel` asks its handler each time.
+    private let level: Logger.Level
     /// Whether message lines carry their body: the logger (a constant) lets `trace` through.
     private let withBody: Bool
 
-    public init(logger: Logger, format: RelayConfiguration.LogFormat = .text, redactBodies: Bool = false) {
+    public init(logger: Logger, format: RelayConfiguration.LogFormat = .text, redactBodies: Bool = false,
+                sink: (any LogLineSink)? = nil) {
         self.logger = logger
         self.format = format
         self.redactBodies = redactBodies
+        self.sink = sink
+        level = logger.logLevel
         var interests: RelayEventInterests = []
         // The session's analyzer reads each message in replication terms for its line, and sums
         // up each session at close.
-        if logger.logLevel <= .info { interests.formUnion([.sessions, .messages, .analysis]) }
-        else if logger.logLevel <= .warning { interests.insert(.messages) }
-        if logger.logLevel <= .debug { interests.insert(.frames) }
+        if level <= .info { interests.formUnion([.sessions, .messages, .analysis]) }
+        else if level <= .warning { interests.insert(.messages) }
+        if level <= .debug { interests.insert(.frames) }
         self.interests = interests
-        withBody = logger.logLevel <= .trace
+        withBody = level <= .trace
     }
 
     public func observe(_ event: RelayEvent) {
         let line = LogLine(format: format, redactBodies: redactBodies, withBody: withBody)
         switch event {
         case .sessionOpened(let info):
-            logger.info("\(line.opened(info))")
+            if level <= .info { emit(.info, line.opened(info)) }
         case .sessionClosed(let summary):
-            logger.info("\(line.closed(summary))")
-            if let replication = summary.replication { logger.info("\(line.replicationSummary(summary.info.id, replication))") }
+            guard level <= .info else { return }
+            emit(.info, line.closed(summary))
+            if let replication = summary.replication { emit(.info, line.replicationSummary(summary.info.id, replication)) }
         case .handshakeRefused(let refusal):
-            logger.info("\(line.refused(refusal))")
+            if level <= .info { emit(.info, line.refused(refusal)) }
         case .message(let event):
-            // Handed over as it is: an interpolation would copy the line once more.
-            logger.info(Logger.Message(stringLiteral: line.message(event)))
-            if let findings = event.analysis?.findings, !findings.isEmpty {
-                for finding in findings { logger.warning("\(line.finding(event.sessionID, finding))") }
+            if level <= .info { emit(.info, line.message(event)) }
+            if level <= .warning, let findings = event.analysis?.findings, !findings.isEmpty {
+                for finding in findings { emit(.warning, line.finding(event.sessionID, finding)) }
             }
         case .messageHead:
             break
         case .decodeError(let id, let direction, let error):
-            logger.warning("\(line.decodeError(id, direction, error))")
+            if level <= .warning { emit(.warning, line.decodeError(id, direction, error)) }
         case .frame(let frame):
-            logger.debug("\(line.frame(frame))")
+            if level <= .debug { emit(.debug, line.frame(frame)) }
         case .ack(let id, let direction, let ack):
-            logger.debug("\(line.ack(id, direction, ack))")
+            if level <= .debug { emit(.debug, line.ack(id, direction, ack)) }
         case .flowControl(let id, let direction, let paused):
-            logger.debug("\(line.flow(id, direction, paused))")
+            if level <= .debug { emit(.debug, line.flow(id, direction, paused)) }
         case .verdict(let verdict):
-            logger.info("\(line.verdict(verdict))")
+            if level <= .info { emit(.info, line.verdict(verdict)) }
+        }
+    }
+
+    /// Finishes `line` into the sink, or into a String for the logger (handed over as it is: an
+    /// interpolation would copy the line once more). The caller checked `lineLevel`.
+    private func emit(_ lineLevel: Logger.Level, _ line: consuming LineBuilder) {
+        if let sink {
+            line.finish(to: sink)
+        } else {
+            let text = line.finish()
+            logger.log(level: lineLevel, Logger.Message(stringLiteral: text))
         }
     }
 }

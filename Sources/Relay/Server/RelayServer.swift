@@ -34,15 +34,18 @@ public final class RelayServer: Sendable {
     }
 
     /// - Parameters:
-    ///   - logger: receives the ``LoggingObserver``'s lines (format and redaction from `configuration`).
+    ///   - logger: receives the ``LoggingObserver``'s lines (format and redaction from `configuration`),
+    ///     and sets their level.
+    ///   - lineSink: where the ``LoggingObserver``'s lines go as bytes instead, when given (the
+    ///     handler behind `logger` writes to the same place).
     ///   - observers: further observers (metrics, capture, tests).
     public init(configuration: RelayConfiguration, group: EventLoopGroup, logger: Logger,
-                observers: [any RelayObserver] = []) {
+                lineSink: (any LogLineSink)? = nil, observers: [any RelayObserver] = []) {
         self.configuration = configuration
         self.group = group
         self.inProgress = InProgressBudget(limit: configuration.limits.maxRelayBytesInProgress)
         let logging = LoggingObserver(logger: logger, format: configuration.logFormat,
-                                      redactBodies: configuration.redactBodies)
+                                      redactBodies: configuration.redactBodies, sink: lineSink)
         let recorders = Self.recorders(for: configuration, logger: logger)
         self.observers = ObserverSet([logging] + observers + recorders)
         self.policyMetrics = observers.lazy.compactMap { ($0 as? MetricsObserver)?.metrics }.first

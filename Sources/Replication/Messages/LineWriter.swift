@@ -66,22 +66,24 @@ struct LineWriter {
     mutating func append<Value: FixedWidthInteger>(decimal value: Value) {
         if value < 0 { append("-") }
         var rest = value.magnitude
-        var scale: Value.Magnitude = 1
+        // Divisions by the constant 10 only (a multiplication once specialized).
         var digits = 1
-        while rest / scale >= 10 {
-            scale *= 10
+        var probe = rest
+        while probe >= 10 {
+            probe /= 10
             digits += 1
         }
         guard count + digits <= buffer.count else {
             count += digits
             return
         }
+        count += digits
+        var index = count
         repeat {
-            buffer[count] = UInt8(ascii: "0") + UInt8(rest / scale)
-            rest %= scale
-            scale /= 10
-            count += 1
-        } while scale > 0
+            index -= 1
+            buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        } while rest > 0
     }
 
     /// `value` in hexadecimal (lowercase), as `String(value, radix: 16)` writes it, cut to its

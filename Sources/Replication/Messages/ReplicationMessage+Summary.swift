@@ -14,7 +14,9 @@ extension ReplicationMessage {
     }
 
     /// Lends `body` the UTF-8 bytes of ``summary`` without making a String of them (the relay
-    /// copies them into its log line); the bytes are valid only during the call.
+    /// copies them into its log line); the bytes are valid only during the call. They are valid
+    /// UTF-8: the line is written from whole strings and from ASCII cut anywhere (hex digests,
+    /// base64 source IDs, digits), never from a string cut inside a character.
     public func withSummaryUTF8(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         let parts = summaryParts
         if var whole = parts.whole { return whole.withUTF8(body) }

@@ -30,7 +30,7 @@ struct PullBenchmark {
         let logger = Logger(label: "bench.relay") { _ in
             sink.map { LineLogHandler(sink: $0, level: .info) as LogHandler } ?? SwiftLogNoOpLogHandler()
         }
-        let relay = RelayServer(configuration: relayConfiguration, group: group, logger: logger)
+        let relay = RelayServer(configuration: relayConfiguration, group: group, logger: logger, lineSink: sink)
         let relayPort = try await relay.start().port ?? 0
         print("pull bench: \(documents) small documents, best of \(rounds) one-shot pulls, \(System.coreCount) event loops; gateway :\(gateway.port), in-process relay :\(relayPort), relay log \(logFile ?? "off")")
 

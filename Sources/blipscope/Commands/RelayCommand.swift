@@ -142,7 +142,7 @@ struct RelayCommand: AsyncParsableCommand {
             adminSetup?.history = HistoryObserver(history: SessionHistory(limits: webLimits))
             adminSetup?.capture = configuration.captureDirectory.map { ($0, configuration.captureRun) }
         }
-        let relay = RelayServer(configuration: configuration, group: group, logger: logger,
+        let relay = RelayServer(configuration: configuration, group: group, logger: logger, lineSink: sink,
                                 observers: adminSetup?.observers ?? [])
         let reloader = configuration.policy.map { PolicyReloader(store: $0, logger: logger) }
         reloader?.start()

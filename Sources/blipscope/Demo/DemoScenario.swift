@@ -69,7 +69,7 @@ struct DemoScenario {
         let tally = SessionTally()
         let sink = self.sink, level = logLevel
         let relay = RelayServer(configuration: relayConfiguration, group: group,
-                                logger: Logger(label: "blipscope.relay") { _ in LineLogHandler(sink: sink, level: level) },
+                                logger: Logger(label: "blipscope.relay") { _ in LineLogHandler(sink: sink, level: level) }, lineSink: sink,
                                 observers: [tally])
         do {
             progress.step("starting the relay")

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import Relay
 
 /// A swift-log handler that writes each message as one line, as it is: the relay's observers
 /// already format their lines (text or JSON), so nothing is added but a newline.
@@ -13,7 +14,7 @@ import Logging
 /// logger for every level check and every line, and such a copy only retains that reference.
 /// Setting the level or metadata replaces the state (value semantics, as swift-log asks).
 struct LineLogHandler: LogHandler {
-    final class Sink: @unchecked Sendable {
+    final class Sink: LogLineSink, @unchecked Sendable {
         // The buffer is shared by every event loop thread: `lock` guards it; `writeLock` keeps
         // batches in order while one is written outside the buffer lock.
         private let lock = NSLock()
@@ -59,6 +60,15 @@ struct LineLogHandler: LogHandler {
         func write(_ line: String) {
             lock.lock()
             let full = Self.append(line, to: &pending)
+            lock.unlock()
+            if full { flush() }
+        }
+
+        /// Lines as bytes, newlines included (the relay's ``LoggingObserver`` writes here).
+        func write(lines: UnsafeRawBufferPointer) {
+            lock.lock()
+            pending.append(contentsOf: lines)
+            let full = pending.count >= Self.batchBytes
             lock.unlock()
             if full { flush() }
         }
