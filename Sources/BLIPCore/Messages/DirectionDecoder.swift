@@ -50,9 +50,9 @@ public final class DirectionDecoder {
     public let limits: BLIPLimits
     private let codec: InboundCodec
     private var lastRequestNumber: MessageNumber = 0
-    private var partialRequests: [MessageNumber: PartialMessage] = [:]
-    private var partialReplies: [MessageNumber: PartialMessage] = [:]
-    private var awaitingReplies: Set<MessageNumber> = []
+    private var partialRequests = MessageNumberTable<PartialMessage>()
+    private var partialReplies = MessageNumberTable<PartialMessage>()
+    private var awaitingReplies = MessageNumberTable<Void>()
     /// The numbers in ``awaitingReplies`` in the order registered (requests are numbered
     /// upwards), for forgetting the oldest past ``BLIPLimits/maxAwaitedReplies``; may hold numbers
     /// already answered, skipped when met.
@@ -86,11 +86,11 @@ public final class DirectionDecoder {
 
     /// Registers that the other direction sent request `number` which expects a reply.
     public func expectReply(to number: MessageNumber) {
-        guard awaitingReplies.insert(number).inserted else { return }
+        guard awaitingReplies.insert(number) else { return }
         awaitingOrder.append(number)
         highestAwaitedReply = max(highestAwaitedReply, number)
         while awaitingReplies.count > limits.maxAwaitedReplies, let oldest = awaitingOrder.popFirst() {
-            if awaitingReplies.remove(oldest) != nil { forgottenReplies += 1 }
+            if awaitingReplies.remove(oldest) { forgottenReplies += 1 }
         }
         if awaitingOrder.count > 2 * max(awaitingReplies.count, 64) {
             // Mostly answered numbers: keep the order buffer near the table's size.

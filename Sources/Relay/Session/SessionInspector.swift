@@ -19,7 +19,7 @@ final class SessionInspector {
     private var inProgress: [InProgressKey: Int] = [:]
     private var inProgressTotal = 0
     /// Requests awaiting a reply, by the direction the request went: profile and start time.
-    private var pending: [[MessageNumber: PendingRequest]] = [[:], [:]]
+    private var pending = [MessageNumberTable<PendingRequest>(), MessageNumberTable<PendingRequest>()]
     /// The session's replication analyzer (``RelayEventInterests/analysis``): reads each complete
     /// message and ACK once, for every observer.
     var analyzer: SessionAnalyzer?
@@ -208,7 +208,7 @@ final class SessionInspector {
         decoder = nil
         inProgress.removeAll()
         inProgressTotal = 0
-        pending = [[:], [:]]
+        pending = [MessageNumberTable(), MessageNumberTable()]
         if observers.wants(.messages) {
             observers.emit(.decodeError(sessionID: sessionID, direction: direction, error: error), kind: .messages)
         }

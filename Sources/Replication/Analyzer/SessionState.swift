@@ -49,7 +49,7 @@ struct SessionState {
     var lastTime: Double?
     var subprotocol: String?
     var user: String?
-    var pending: [[MessageNumber: PendingRequest]] = [[:], [:]]
+    var pending = [MessageNumberTable<PendingRequest>(), MessageNumberTable<PendingRequest>()]
     var profileStats = ProfileStatsTable(maxProfiles: SessionState.maxProfiles)
     var collectionMode = CollectionMode.undetermined
     var timelines: DocumentTimelines
