@@ -347,19 +347,27 @@ struct LineBuilder: ~Copyable {
         count += 1
     }
 
-    /// Writes within reserved room: a few bytes (a key, a word) byte by byte, not through a
-    /// `memcpy` call.
+    /// Writes within reserved room: a few bytes (a key, a word) as two overlapping loads and
+    /// stores (the first and last 8 or 4 bytes), not through a `memcpy` call.
     private mutating func putShort(_ source: UnsafeRawPointer, _ length: Int) {
-        guard length <= 16 else { return put(UnsafeRawBufferPointer(start: source, count: length)) }
         let destination = UnsafeMutableRawPointer(base + count)
-        var index = 0
-        while index + 8 <= length {
-            destination.storeBytes(of: source.loadUnaligned(fromByteOffset: index, as: UInt64.self), toByteOffset: index, as: UInt64.self)
-            index += 8
-        }
-        while index < length {
-            destination.storeBytes(of: source.load(fromByteOffset: index, as: UInt8.self), toByteOffset: index, as: UInt8.self)
-            index += 1
+        switch length {
+        case 8...16:
+            destination.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            destination.storeBytes(of: source.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self),
+                                   toByteOffset: length - 8, as: UInt64.self)
+        case 4..<8:
+            destination.storeBytes(of: source.loadUnaligned(as: UInt32.self), as: UInt32.self)
+            destination.storeBytes(of: source.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self),
+                                   toByteOffset: length - 4, as: UInt32.self)
+        case 1..<4:
+            for index in 0..<length {
+                destination.storeBytes(of: source.load(fromByteOffset: index, as: UInt8.self), toByteOffset: index, as: UInt8.self)
+            }
+        case 0:
+            return
+        default:
+            return put(UnsafeRawBufferPointer(start: source, count: length))
         }
         count += length
     }
