@@ -115,6 +115,16 @@ import Testing
         }
     }
 
+    /// Values of every length from 0 to 40 bytes (short ones are copied word-wise, overlapping)
+    /// are written whole, each after the last.
+    @Test func valuesOfEveryLengthAreCopiedWhole() {
+        let words = (0...40).map { length in String((0..<length).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) }) }
+        let text = Self.line(json: false) { line in
+            for word in words { line.text("w", word) }
+        }
+        #expect(text == words.map { " w=\($0)" }.joined())
+    }
+
     /// A line built while another is open on the same thread gets its own buffer; both read whole.
     @Test func nestedBuildersKeepTheirOwnBytes() {
         var outer = LineBuilder(json: false, event: nil)
