@@ -51,27 +51,40 @@ public struct WebSocketMaskingKey: Sendable, Hashable {
         buffer.withUnsafeMutableReadableBytes { apply(to: $0) }
     }
 
-    /// A copy of `payload` with the key applied, the payload itself untouched.
+    /// A copy of `payload` with the key applied, the payload itself untouched: one pass that
+    /// reads the payload and writes the masked bytes into the copy.
     public func applied(to payload: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
         var copy = allocator.buffer(capacity: payload.readableBytes)
-        copy.writeImmutableBuffer(payload)
-        unmask(&copy)
+        payload.withUnsafeReadableBytes { source in
+            copy.writeWithUnsafeMutableBytes(minimumWritableBytes: source.count) { destination in
+                apply(from: source, to: destination)
+                return source.count
+            }
+        }
         return copy
     }
 
     /// XORs `raw` in place; its first byte is payload byte 0.
     public func apply(to raw: UnsafeMutableRawBufferPointer) {
-        guard let base = raw.baseAddress else { return }
+        apply(from: UnsafeRawBufferPointer(raw), to: raw)
+    }
+
+    /// Writes `source` with the key applied to the start of `destination` (at least as long;
+    /// the two may be the same memory). The first byte of `source` is payload byte 0.
+    private func apply(from source: UnsafeRawBufferPointer, to destination: UnsafeMutableRawBufferPointer) {
+        guard let from = source.baseAddress, let to = destination.baseAddress else { return }
+        precondition(destination.count >= source.count, "room for the masked copy")
         let wideKey = repeatedKey
-        let count = raw.count
+        let count = source.count
         var position = 0
         while position + 8 <= count {
-            let word = base.loadUnaligned(fromByteOffset: position, as: UInt64.self)
-            base.storeBytes(of: word ^ wideKey, toByteOffset: position, as: UInt64.self)
+            let word = from.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+            to.storeBytes(of: word ^ wideKey, toByteOffset: position, as: UInt64.self)
             position += 8
         }
         while position < count {
-            raw[position] ^= self[position]
+            to.storeBytes(of: from.load(fromByteOffset: position, as: UInt8.self) ^ self[position],
+                          toByteOffset: position, as: UInt8.self)
             position += 1
         }
     }

@@ -24,6 +24,23 @@ import WebSocketWire
         }
     }
 
+    /// The relay's unmasked copy of a client frame: every byte by RFC 6455 §5.3's rule, at every
+    /// length around the eight-byte steps, from a slice that does not start at its storage's
+    /// start; the masked payload itself is left as it was.
+    @Test func anAppliedCopyUnmasksEveryByteAndLeavesThePayloadAlone() {
+        let key = WebSocketMaskingKey(0x12, 0x9A, 0xF0, 0x07)
+        var storage = ByteBuffer(bytes: (0..<64).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 5) })
+        storage.moveReaderIndex(forwardBy: 3)
+        for length in 0...40 {
+            let masked = storage.getSlice(at: storage.readerIndex, length: length)!
+            let before = Array(masked.readableBytesView)
+            let copy = key.applied(to: masked, allocator: ByteBufferAllocator())
+            #expect(copy.readableBytes == length)
+            #expect(Array(copy.readableBytesView) == before.enumerated().map { $0.element ^ key[$0.offset] })
+            #expect(Array(masked.readableBytesView) == before)
+        }
+    }
+
     @Test func aCloseReasonIsCutToFitAtACharacterBoundary() {
         let payload = WebSocketFrameWriter.closePayload(code: 1011, reason: String(repeating: "é", count: 100))
         #expect(payload.count <= 125)
