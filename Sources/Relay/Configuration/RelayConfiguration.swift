@@ -127,6 +127,9 @@ public struct UpstreamRouting: Sendable, Equatable {
     public static func single(_ url: UpstreamURL) -> UpstreamRouting { UpstreamRouting(default: url) }
 
     public func upstream(for database: String) -> UpstreamURL? { perDatabase[database] ?? defaultUpstream }
+
+    /// Whether any database goes to a `wss://` upstream (the relay then needs a TLS client context).
+    public var anySecure: Bool { defaultUpstream?.secure == true || perDatabase.values.contains { $0.secure } }
 }
 
 /// A `ws://host:port[/prefix]` or `wss://…` upstream. The client's path (`/{db}/_blipsync`) and
