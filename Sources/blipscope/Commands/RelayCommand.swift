@@ -127,7 +127,12 @@ struct RelayCommand: AsyncParsableCommand {
     @Flag(help: "The same as --heap compact.")
     var compactHeap = false
 
+    @Option(help: "How glibc copies large blocks (x86-64): vector (its vector loop, never rep movsb, which was several times slower for the blocks inflating copies on the project's AMD machine; the relay re-executes itself once at start with glibc.cpu.x86_rep_movsb_threshold in GLIBC_TUNABLES) or libc (glibc's own choice). A GLIBC_TUNABLES that sets the threshold wins.")
+    var copies: CopyTuning.Mode = .vector
+
     func run() async throws {
+        // First: glibc reads its tunables only at start, so this may start the relay over.
+        CopyTuning.reexecuteIfNeeded(copies)
         let heapProfile = compactHeap ? .compact : heap
         let heapApplied = HeapTuning.apply(heapProfile)
         let configuration = try makeConfiguration()
@@ -150,6 +155,7 @@ struct RelayCommand: AsyncParsableCommand {
         let service = RelayService(relay: relay, announce: { address in
             FileHandleOutput.standardError("blipscope relay listening on \(address), upstream \(describe(configuration.upstream))")
             FileHandleOutput.standardError(HeapTuning.summary(heapProfile, applied: heapApplied))
+            FileHandleOutput.standardError(CopyTuning.summary(copies, environment: ProcessInfo.processInfo.environment["GLIBC_TUNABLES"]))
         })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
         if let adminSetup { services.append(.init(service: adminSetup.service(relay: relay, group: group))) }
@@ -270,3 +276,4 @@ extension RelayConfiguration.LogFormat: ExpressibleByArgument {}
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 extension HeapTuning.Profile: ExpressibleByArgument {}
+extension CopyTuning.Mode: ExpressibleByArgument {}
