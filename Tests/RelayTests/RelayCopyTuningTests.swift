@@ -9,10 +9,9 @@ import Testing
 /// re-execution, so what a supervisor started is what runs.
 @Suite("blipscope relay: how large blocks are copied")
 struct RelayCopyTuningTests {
+    /// The relay with `GLIBC_TUNABLES` as `environment` sets it (unset otherwise).
     private func start(_ extra: [String], environment: [String] = []) throws -> RunningCommand {
-        let arguments = ["relay", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:9"] + extra
-        return try RunningCommand(executable: "/usr/bin/env",
-                                  arguments: ["-u", "GLIBC_TUNABLES"] + environment + [try BlipscopeExecutable.url().path] + arguments)
+        try RelayChild.start(extra, environment: ["-u", "GLIBC_TUNABLES"] + environment)
     }
 
     /// `GLIBC_TUNABLES` as the running relay (the process that was spawned) has it.

@@ -8,10 +8,7 @@ import Testing
 @Suite("blipscope relay: heap settings")
 struct RelayHeapTuningTests {
     private func start(_ extra: [String], environment: [String] = []) throws -> RunningCommand {
-        let arguments = ["relay", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:9"] + extra
-        if environment.isEmpty { return try BlipscopeExecutable.start(arguments) }
-        return try RunningCommand(executable: "/usr/bin/env",
-                                  arguments: environment + [try BlipscopeExecutable.url().path] + arguments)
+        try RelayChild.start(extra, environment: environment)
     }
 
     @Test("by default the relay keeps 16 MiB of free heap and maps blocks over 4 MiB on their own, and says so")
