@@ -48,6 +48,18 @@ struct RelayCopyTuningTests {
         #expect(try tunables(of: relay) == "glibc.cpu.x86_rep_movsb_threshold=4096")
     }
 
+    /// Valgrind cannot follow a program into a new image it was not told to trace (and ends the
+    /// process when `execv` fails), so under it the relay runs on as it started and says how to
+    /// set the tunable instead. Valgrind is recognised by its preload library, which a stand-in
+    /// path plays here (the loader reports it missing and goes on).
+    @Test("under Valgrind the relay does not re-execute itself and says how to set the tunable")
+    func notUnderValgrind() async throws {
+        let relay = try start([], environment: ["LD_PRELOAD=/nonexistent/vgpreload_core-amd64-linux.so"])
+        defer { relay.kill() }
+        try await relay.waitForError(containing: "copies: glibc's own choice (not re-executed under Valgrind: set GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=0x7fffffff)\n")
+        #expect(try tunables(of: relay) == nil)
+    }
+
     @Test("--copies libc leaves glibc's choice and the environment alone")
     func libc() async throws {
         let relay = try start(["--copies", "libc"])

@@ -55,7 +55,8 @@ struct InstructionBenchmark {
                         "--log-file=\((directory as NSString).appendingPathComponent("valgrind.log"))"]
         let relay = try RelayProcess(arguments: ["relay", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(upstreamPort)",
                                                  "--log-file", (directory as NSString).appendingPathComponent("relay.log")],
-                                     launcher: launcher, binary: relayBinary, startupSeconds: 300)
+                                     launcher: launcher, binary: relayBinary, environment: Self.copiesAsTheRelayDoes,
+                                     startupSeconds: 300)
         do {
             let connection = try await BenchPeers.connect(port: relay.port, group: group)
             _ = try await BenchPeers.run(connection, request: workload.request, count: 50, inFlight: workload.inFlight)
@@ -70,6 +71,15 @@ struct InstructionBenchmark {
             throw BenchError("callgrind wrote no total to \(output) (exit status \(relay.process.terminationStatus))")
         }
         return total
+    }
+
+    /// The relay re-executes itself to set how glibc copies large blocks (``CopyTuning``), which
+    /// Valgrind cannot follow; set beforehand, the same setting needs no re-execution, and any
+    /// build (`--relay-binary`) copies as this one's relay does by default.
+    static var copiesAsTheRelayDoes: [String: String] {
+        guard CopyTuning.applies else { return [:] }
+        let current = ProcessInfo.processInfo.environment["GLIBC_TUNABLES"]
+        return CopyTuning.tunables(for: .vector, current: current).map { ["GLIBC_TUNABLES": $0] } ?? [:]
     }
 
     /// The program's total from a callgrind output file: its `totals:` line (or `summary:`, which

@@ -14,8 +14,10 @@ final class RelayProcess {
 
     /// This executable with `arguments` (which start with `relay` and listen on port 0).
     /// `launcher` runs it under another program (e.g. `valgrind --tool=callgrind`), and `binary`
-    /// replaces this executable (another build's); `startupSeconds` bounds the wait for its address.
-    init(arguments: [String], launcher: [String] = [], binary: String? = nil, startupSeconds: Double = 20) throws {
+    /// replaces this executable (another build's); `environment` adds to or replaces variables of
+    /// this process's environment; `startupSeconds` bounds the wait for its address.
+    init(arguments: [String], launcher: [String] = [], binary: String? = nil, environment: [String: String] = [:],
+         startupSeconds: Double = 20) throws {
         let relayBinary = URL(fileURLWithPath: binary ?? CommandLine.arguments[0]).resolvingSymlinksInPath()
         if let program = launcher.first {
             process.executableURL = URL(fileURLWithPath: program)
@@ -23,6 +25,9 @@ final class RelayProcess {
         } else {
             process.executableURL = relayBinary
             process.arguments = arguments
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
         }
         let errors = Pipe()
         process.standardError = errors

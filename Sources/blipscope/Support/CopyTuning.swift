@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 
 /// How the relay's C library copies large blocks (`relay --copies`): ``Mode/vector`` by default,
 /// ``Mode/libc`` to leave glibc's choice alone.
@@ -51,17 +52,27 @@ enum CopyTuning {
 
     /// For ``Mode/vector``: re-executes this program (the same arguments) with the tunable set,
     /// unless it already is; returns only when nothing was to be done or `execv` failed.
+    ///
+    /// Not under Valgrind (its preload library in `LD_PRELOAD`): it cannot follow the program
+    /// into a new image it was not told to trace, and it ends the process when `execv` fails.
     static func reexecuteIfNeeded(_ mode: Mode) {
         #if canImport(Glibc)
+        guard !underValgrind else { return }
         let previous = getenv("GLIBC_TUNABLES").map { String(cString: $0) }
-        guard let value = tunables(for: mode, current: previous) else { return }
+        guard let value = tunables(for: mode, current: previous),
+              let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return }
         setenv("GLIBC_TUNABLES", value, 1)
         let arguments = CommandLine.arguments.map { strdup($0) } + [nil]
-        execv("/proc/self/exe", arguments)
+        execv(executable, arguments)
         // Still here: the exec failed. Run on with glibc's choice and the environment as it was.
         for argument in arguments { free(argument) }
         if let previous { setenv("GLIBC_TUNABLES", previous, 1) } else { unsetenv("GLIBC_TUNABLES") }
         #endif
+    }
+
+    /// Whether this process runs under Valgrind, whose core preloads itself.
+    static var underValgrind: Bool {
+        (ProcessInfo.processInfo.environment["LD_PRELOAD"] ?? "").contains("vgpreload")
     }
 
     /// One line for the relay's start: how large blocks are copied, and by whose setting.
@@ -79,7 +90,8 @@ enum CopyTuning {
         case (_, let setting?):
             return "copies: GLIBC_TUNABLES sets \(setting)"
         case (.vector, nil):
-            return "copies: glibc's own choice (re-executing with GLIBC_TUNABLES failed)"
+            return underValgrind ? "copies: glibc's own choice (not re-executed under Valgrind: set GLIBC_TUNABLES=\(tunable)=\(vectorThreshold))"
+                : "copies: glibc's own choice (re-executing with GLIBC_TUNABLES failed)"
         }
     }
 }
