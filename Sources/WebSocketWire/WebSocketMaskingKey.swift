@@ -55,12 +55,13 @@ public struct WebSocketMaskingKey: Sendable, Hashable {
     /// reads the payload and writes the masked bytes into the copy.
     public func applied(to payload: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
         var copy = allocator.buffer(capacity: payload.readableBytes)
-        payload.withUnsafeReadableBytes { source in
+        let written = payload.withUnsafeReadableBytes { source in
             copy.writeWithUnsafeMutableBytes(minimumWritableBytes: source.count) { destination in
                 apply(from: source, to: destination)
                 return source.count
             }
         }
+        assert(written == payload.readableBytes)
         return copy
     }
 
