@@ -41,13 +41,22 @@ enum CopyTuning {
         #endif
     }
 
+    /// The `GLIBC_TUNABLES` entry ``Mode/vector`` adds.
+    static let vectorEntry = "\(tunable)=\(vectorThreshold)"
+
+    /// The `NAME=value` entries of a `GLIBC_TUNABLES` value, and the one that sets ``tunable``.
+    private static func entries(of tunables: String?) -> (all: [Substring], threshold: Substring?) {
+        let all = (tunables ?? "").split(separator: ":", omittingEmptySubsequences: true)
+        return (all, all.first { $0.split(separator: "=", maxSplits: 1).first == Substring(tunable) })
+    }
+
     /// The `GLIBC_TUNABLES` value to run with for `mode`, given the current one; nil when
     /// nothing changes (``Mode/libc``, another platform, or the tunable is already set).
     static func tunables(for mode: Mode, current: String?) -> String? {
         guard mode == .vector, applies else { return nil }
-        let entries = (current ?? "").split(separator: ":", omittingEmptySubsequences: true)
-        if entries.contains(where: { $0.split(separator: "=", maxSplits: 1).first == Substring(tunable) }) { return nil }
-        return (entries.map(String.init) + ["\(tunable)=\(vectorThreshold)"]).joined(separator: ":")
+        let (all, threshold) = entries(of: current)
+        guard threshold == nil else { return nil }
+        return (all.map(String.init) + [vectorEntry]).joined(separator: ":")
     }
 
     /// For ``Mode/vector``: re-executes this program (the same arguments) with the tunable set,
@@ -78,19 +87,18 @@ enum CopyTuning {
     /// One line for the relay's start: how large blocks are copied, and by whose setting.
     static func summary(_ mode: Mode, environment current: String?) -> String {
         guard applies else { return "copies: the C library's own (--copies has no effect here)" }
-        let setting = (current ?? "").split(separator: ":").first { $0.hasPrefix("\(tunable)=") }
+        let (all, setting) = entries(of: current)
         switch (mode, setting) {
         case (.libc, nil):
             return "copies: glibc's own choice of rep movsb or vector loop (--copies libc)"
-        case (.vector, let setting?) where setting == Substring("\(tunable)=\(vectorThreshold)"):
+        case (.vector, let setting?) where setting == Substring(vectorEntry):
             // The operator's own tunables, when there are some, are named with the relay's.
-            let others = current.map { $0 != String(setting) } ?? false
             return "copies: large blocks with glibc's vector loop, not rep movsb (--copies vector"
-                + (others ? "; GLIBC_TUNABLES=\(current!))" : ")")
+                + (all.count > 1 ? "; GLIBC_TUNABLES=\(current ?? ""))" : ")")
         case (_, let setting?):
             return "copies: GLIBC_TUNABLES sets \(setting)"
         case (.vector, nil):
-            return underValgrind ? "copies: glibc's own choice (not re-executed under Valgrind: set GLIBC_TUNABLES=\(tunable)=\(vectorThreshold))"
+            return underValgrind ? "copies: glibc's own choice (not re-executed under Valgrind: set GLIBC_TUNABLES=\(vectorEntry))"
                 : "copies: glibc's own choice (re-executing with GLIBC_TUNABLES failed)"
         }
     }
