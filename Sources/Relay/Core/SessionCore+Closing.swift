@@ -17,7 +17,7 @@ extension SessionCore {
 
     /// `side`'s connection is gone.
     func connectionClosed(_ side: SessionSide, into actions: inout [SessionAction]) {
-        for direction in BLIPDirection.allCases { inspectForwarded(direction, into: &actions) }
+        inspectPending(into: &actions)
         apply(closing.connectionClosed(side, otherExists: attached[side.other.rawValue] || side == .upstream),
               into: &actions)
     }
@@ -47,6 +47,7 @@ extension SessionCore {
     }
 
     private func finish(into actions: inout [SessionAction]) {
+        inspectPending(into: &actions)  // every forwarded frame is reported before the summary
         policyMediation?.engine.sessionEnded(info.id)
         _ = chargeInProgress(0)
         actions.append(.cancel(.idleCheck))

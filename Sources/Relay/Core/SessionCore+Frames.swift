@@ -23,6 +23,8 @@ extension SessionCore {
         let direction = side.inbound.rawValue
         /// Consecutive data frames found and not yet written: received bytes `start..<end`.
         var run: (start: Int, end: Int)?
+        /// When these bytes were read, for the frames kept for inspection (read at the first).
+        var time: ReceiptTime?
         do {
             while let frame = try scanners[side.rawValue].next() {
                 let header = frame.header
@@ -40,7 +42,8 @@ extension SessionCore {
                 if configuration.strict {
                     // Strict: decoded before it is forwarded, so a bad frame never reaches the peer.
                     forward(&run, from: side, into: &actions)
-                    if let failure = inspect(header, payload: scanners[side.rawValue].payload(of: frame), direction: side.inbound) {
+                    if let failure = inspect(header, payload: scanners[side.rawValue].payload(of: frame), direction: side.inbound,
+                                             at: .now()) {
                         fail(failure, into: &actions)
                         continue
                     }
@@ -58,7 +61,10 @@ extension SessionCore {
                 statistics.framesForwarded[direction] += 1
                 statistics.bytesForwarded[direction] += header.frameLength
                 if inspector.isDecoding || observers.wants(.frameBytes) {
-                    uninspected[direction].append((header, scanners[side.rawValue].payload(of: frame)))
+                    if time == nil { time = .now() }
+                    let payload = scanners[side.rawValue].payload(of: frame)
+                    uninspectedBytes += payload.readableBytes
+                    uninspected.append(UninspectedFrame(direction: side.inbound, header: header, payload: payload, time: time!))
                 }
             }
             forward(&run, from: side, into: &actions)
@@ -88,7 +94,7 @@ extension SessionCore {
             write(pong, to: side, into: &actions)
             actions.append(.flush(side))
         case WebSocketFrameHeader.close:
-            inspectForwarded(side.inbound, into: &actions)  // what came before the CLOSE is reported before it
+            inspectPending(into: &actions)  // what came before the CLOSE is reported before it
             let raw = scanner.bytes(from: frame.start, to: frame.end)
             let steps = closing.closeReceived(from: side, WebSocketClose(payload: payload), otherAttached: attached[side.other.rawValue])
             for step in steps {
@@ -103,36 +109,52 @@ extension SessionCore {
         }
     }
 
-    /// The read batch on `side` is over: flush what it forwarded, then decode it.
+    /// The read batch on `side` is over: flush what it forwarded, then inspect what waits if it
+    /// is due (``RelayLimits/inspectionDelay``), or arm the timer that will.
     func readComplete(on side: SessionSide, into actions: inout [SessionAction]) {
         if attached[side.other.rawValue] { actions.append(.flush(side.other)) }
-        inspectForwarded(side.inbound, into: &actions)
+        guard !uninspected.isEmpty else { return }
+        let limits = configuration.limits
+        if limits.inspectionDelay <= .zero || uninspected.count >= limits.inspectionBatchFrames
+            || uninspectedBytes >= limits.inspectionBatchBytes {
+            if inspectionArmed {
+                inspectionArmed = false
+                actions.append(.cancel(.inspection))
+            }
+            inspectPending(into: &actions)
+        } else if !inspectionArmed {
+            inspectionArmed = true
+            actions.append(.schedule(.inspection, limits.inspectionDelay))
+        }
     }
 
-    /// Decodes (and reports) the frames forwarded in `direction` since the last call, in order.
-    /// Called once the read batch's bytes are flushed, so decoding, analysis and logging never
-    /// hold forwarded bytes back.
-    func inspectForwarded(_ direction: BLIPDirection, into actions: inout [SessionAction]) {
-        guard !uninspected[direction.rawValue].isEmpty else { return }
+    /// Decodes (and reports) the forwarded frames that wait, in the order they were read. Called
+    /// once their bytes are flushed, so decoding, analysis and logging never hold forwarded
+    /// bytes back.
+    func inspectPending(into actions: inout [SessionAction]) {
+        guard !uninspected.isEmpty else { return }
         // Taken out and put back emptied, so the array's storage is reused rather than copied.
-        var frames: [(header: WebSocketFrameHeader, payload: ByteBuffer)] = []
-        swap(&frames, &uninspected[direction.rawValue])
+        var frames: [UninspectedFrame] = []
+        swap(&frames, &uninspected)
+        uninspectedBytes = 0
         for frame in frames {
-            if let failure = inspect(frame.header, payload: frame.payload, direction: direction), configuration.strict {
+            if let failure = inspect(frame.header, payload: frame.payload, direction: frame.direction, at: frame.time),
+               configuration.strict {
                 fail(failure, into: &actions)
             }
         }
         frames.removeAll(keepingCapacity: true)
-        if uninspected[direction.rawValue].isEmpty { swap(&frames, &uninspected[direction.rawValue]) }
+        if uninspected.isEmpty { swap(&frames, &uninspected) }
     }
 
     /// Decodes one forwarded (or, in strict mode, about to be forwarded) data frame; the error
     /// when it broke decoding.
-    private func inspect(_ header: WebSocketFrameHeader, payload: ByteBuffer, direction: BLIPDirection) -> RelayError? {
+    private func inspect(_ header: WebSocketFrameHeader, payload: ByteBuffer, direction: BLIPDirection,
+                         at time: ReceiptTime) -> RelayError? {
         guard inspector.isDecoding || observers.wants(.frameBytes) else { return nil }
         let (bytes, tooLarge) = assemblers[direction.rawValue].add(header, payload: payload)
         guard inspector.isDecoding else {
-            if let bytes { inspector.emitUndecoded(bytes, direction: direction) }
+            if let bytes { inspector.emitUndecoded(bytes, direction: direction, at: time) }
             return nil
         }
         if tooLarge {
@@ -145,6 +167,14 @@ extension SessionCore {
             return error
         }
         guard let bytes else { return nil }
-        return inspector.inspect(bytes, direction: direction, statistics: &statistics)
+        return inspector.inspect(bytes, direction: direction, statistics: &statistics, at: time)
     }
+}
+
+/// A forwarded data frame waiting for inspection, with the time it was read.
+struct UninspectedFrame {
+    var direction: BLIPDirection
+    var header: WebSocketFrameHeader
+    var payload: ByteBuffer
+    var time: ReceiptTime
 }

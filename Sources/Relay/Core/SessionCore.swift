@@ -42,9 +42,14 @@ final class SessionCore {
     var scanners: [WebSocketFrameScanner]
     var assemblers: [WebSocketMessageAssembler]
     let allocator: ByteBufferAllocator
-    /// Per direction, data frames forwarded in the current read batch and not yet decoded: at
-    /// most one read batch's worth.
-    var uninspected: [[(header: WebSocketFrameHeader, payload: ByteBuffer)]] = [[], []]
+    /// Data frames forwarded and not yet decoded, both directions in the order they were read:
+    /// at most ``RelayLimits/inspectionBatchFrames`` frames or ``RelayLimits/inspectionBatchBytes``
+    /// payload bytes past the end of the read that reached either (one read's worth).
+    var uninspected: [UninspectedFrame] = []
+    /// Payload bytes of ``uninspected``.
+    var uninspectedBytes = 0
+    /// Set while a ``SessionTimer/inspection`` is armed.
+    var inspectionArmed = false
     /// A policy `close` asked for while a message was being mediated: carried out right after
     /// that message is written.
     var requestedClose: RelayError?
@@ -242,6 +247,9 @@ final class SessionCore {
             apply(closing.timedOut(), into: &actions)
         case .mediation(let token):
             mediationTimerFired(token, into: &actions)
+        case .inspection:
+            inspectionArmed = false
+            inspectPending(into: &actions)
         }
     }
 }

@@ -34,4 +34,6 @@ enum SessionTimer: Hashable, Sendable {
     case closeTimeout
     /// A mediator timer (a delay, a held ACK), by its token.
     case mediation(UInt64)
+    /// The forwarded frames waiting for inspection are due (``RelayLimits/inspectionDelay``).
+    case inspection
 }

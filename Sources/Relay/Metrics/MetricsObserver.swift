@@ -103,7 +103,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
     private func observeMessage(_ event: MessageEvent) {
         let direction = event.direction.rawValue
         guard let type = MetricLabels.typeIndex(event.message.type) else { return }
-        let now = Self.now()
+        let now = event.time?.analyzerSeconds ?? Self.now()
         let track = track(event.sessionID)
         let analyzed = event.analysis
         let profileName = event.message.type == .request

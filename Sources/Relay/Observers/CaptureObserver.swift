@@ -125,16 +125,16 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
         switch event {
         case .frame(let frame):
             guard let bytes = frame.bytes, let capture = capture(frame.sessionID) else { return }
-            let record = CaptureRecord.Frame(time: .now(), direction: frame.direction, leg: frame.leg, bytes: bytes)
+            let record = CaptureRecord.Frame(time: frame.time?.wall ?? .now(), direction: frame.direction, leg: frame.leg, bytes: bytes)
             switch capture.redactor?.redact(record, decoded: frame.decoded) ?? .unchanged {
             case .unchanged: self.record(.frame(record), in: capture)
             case .records(let records): for each in records { self.record(each, in: capture) }
             }
-        case .messageHead(let id, let direction, let head):
+        case .messageHead(let id, let direction, let head, let time):
             guard let capture = capture(id),
                   capture.shouldRecordHead(direction: direction, type: head.type, number: head.number, complete: false)
             else { return }
-            record(.messageHead(.init(time: .now(), direction: direction, number: head.number, flags: head.flags,
+            record(.messageHead(.init(time: time?.wall ?? .now(), direction: direction, number: head.number, flags: head.flags,
                                       properties: PropertyRedaction.redact(head.properties))), in: capture)
         case .message(let event):
             let message = event.message
@@ -142,7 +142,7 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
                   capture.shouldRecordHead(direction: event.direction, type: message.type, number: message.number,
                                            complete: true)
             else { return }
-            record(.messageHead(.init(time: .now(), direction: event.direction, number: message.number,
+            record(.messageHead(.init(time: event.time?.wall ?? .now(), direction: event.direction, number: message.number,
                                       flags: message.flags, properties: PropertyRedaction.redact(message.properties))),
                    in: capture)
         case .decodeError(let id, let direction, let error):

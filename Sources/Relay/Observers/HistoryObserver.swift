@@ -23,14 +23,14 @@ public final class HistoryObserver: RelayObserver, Sendable {
             let profile = message.message.type == .request
                 ? (analysis?.profile ?? message.message.profile) : (analysis?.profile ?? message.requestProfile)
             history.append(sessionID: message.sessionID, message.message, direction: message.direction,
-                           time: analysis?.time ?? Self.now(), profile: profile, analysis: analysis,
+                           time: analysis?.time ?? message.time?.analyzerSeconds ?? Self.now(), profile: profile, analysis: analysis,
                            roundTrip: message.roundTrip.map { Double($0.nanoseconds) / 1e9 }, byRelay: message.byRelay)
         case .frame(let frame):
             // Only the frames of messages that take more than one: a message whole in one frame
             // (the common case) costs nothing here, its record describes its frame.
             guard frame.flags.hasMoreComing else { return }
             history.frame(sessionID: frame.sessionID, direction: frame.direction, number: frame.number, flags: frame.flags,
-                          wireBytes: frame.wireBytes, time: Self.now())
+                          wireBytes: frame.wireBytes, time: frame.time?.analyzerSeconds ?? Self.now())
         case .ack(let sessionID, let direction, let ack):
             history.ack(sessionID: sessionID, ack, from: direction, time: Self.now())
         case .sessionOpened(let info):

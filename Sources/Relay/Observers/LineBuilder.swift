@@ -1,4 +1,5 @@
 import BLIPCore
+import Capture
 
 /// One log line being written as UTF-8 bytes: `time key=value …` (text; a value with a space, a
 /// quote or `=` is quoted, its quotes escaped) or one JSON object. The relay logs every message
@@ -27,7 +28,8 @@ struct LineBuilder: ~Copyable {
     /// Room for a message line without a body; a longer line grows the buffer.
     static let initialCapacity = 256
 
-    init(json: Bool, event: StaticString?) {
+    /// `time`: the line's timestamp (nil: now).
+    init(json: Bool, event: StaticString?, time: CaptureTimestamp? = nil) {
         self.json = json
         scratch = LineScratch.current
         if let kept = scratch.takeBuffer() {
@@ -38,7 +40,11 @@ struct LineBuilder: ~Copyable {
         }
         if json { append("{\"time\":\"") }
         reserve(LogTimestamp.length)
-        scratch.writeTimestamp(to: base + count)
+        if let time {
+            scratch.writeTimestamp(seconds: Int(time.seconds), microseconds: Int(time.nanoseconds / 1000), to: base + count)
+        } else {
+            scratch.writeTimestamp(to: base + count)
+        }
         count += LogTimestamp.length
         if json {
             append("\"")

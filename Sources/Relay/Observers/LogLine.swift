@@ -69,10 +69,10 @@ struct LogLine {
 
     /// A finding the session's analyzer made, logged once, when it is first made; a standing one
     /// (a 409 loop) then counts on, and the summary line at close gives its running count.
-    func finding(_ id: UInt64, _ finding: Finding) -> LineBuilder {
+    func finding(_ id: UInt64, _ finding: Finding, at time: ReceiptTime? = nil) -> LineBuilder {
         fields([("event", .text("finding")), ("session", .int(Int(id))), ("kind", .text(finding.kind.rawValue)),
                 ("side", finding.side.map { .text($0.description) } ?? .null),
-                ("profile", finding.profile.map { .text($0) } ?? .null), ("text", .text(finding.description))])
+                ("profile", finding.profile.map { .text($0) } ?? .null), ("text", .text(finding.description))], time: time)
     }
 
     func refused(_ refusal: HandshakeRefusal) -> LineBuilder {
@@ -91,7 +91,8 @@ struct LogLine {
     /// property leads, a first pass looks for `Profile`.
     func message(_ event: MessageEvent, summary: String? = nil) -> LineBuilder {
         let message = event.message
-        var line = LineBuilder(json: format == .json, event: "message")
+        // Stamped with the time the message's last frame was read (its inspection may come later).
+        var line = LineBuilder(json: format == .json, event: "message", time: event.time?.wall)
         line.int("session", Int(event.sessionID))
         line.text("dir", event.direction.staticArrow)
         line.text("type", message.type.staticDescription)
@@ -184,7 +185,7 @@ struct LogLine {
         fields([("event", .text("frame")), ("session", .int(Int(frame.sessionID))), ("dir", .text(frame.direction.arrow)),
                 ("type", .text(frame.flags.type?.description ?? "?")), ("number", .int(Int(frame.number))),
                 ("flags", .text(frame.flags.description)), ("wireBytes", .int(frame.wireBytes)),
-                ("payloadBytes", .int(frame.payloadBytes))])
+                ("payloadBytes", .int(frame.payloadBytes))], time: frame.time)
     }
 
     func ack(_ id: UInt64, _ direction: BLIPDirection, _ ack: AckInfo) -> LineBuilder {
@@ -211,8 +212,9 @@ struct LogLine {
     }
 
     /// Text: `time key=value …` (values with spaces quoted); JSON: one object per line.
-    private func fields(_ list: [(StaticString, Value)], event: StaticString? = nil) -> LineBuilder {
-        var line = LineBuilder(json: format == .json, event: event)
+    /// `time`: when what the line reports was read (nil: now).
+    private func fields(_ list: [(StaticString, Value)], event: StaticString? = nil, time: ReceiptTime? = nil) -> LineBuilder {
+        var line = LineBuilder(json: format == .json, event: event, time: time?.wall)
         for (key, value) in list {
             switch value {
             case .null: line.null(key)

@@ -60,7 +60,7 @@ public struct LoggingObserver: RelayObserver {
         case .message(let event):
             if level <= .info { emit(.info, line.message(event)) }
             if level <= .warning, let findings = event.analysis?.findings, !findings.isEmpty {
-                for finding in findings { emit(.warning, line.finding(event.sessionID, finding)) }
+                for finding in findings { emit(.warning, line.finding(event.sessionID, finding, at: event.time)) }
             }
         case .messageHead:
             break

@@ -79,7 +79,7 @@ public final class PcapObserver: RelayRecorder, @unchecked Sendable {
         case .frame(let frame):
             // This file holds the client leg; frames the relay built for the upstream are not on it.
             guard let bytes = frame.bytes, frame.leg.appears(on: .client) else { return }
-            enqueue(.frame(frame.sessionID, frame.direction, frame.leg, bytes, .now()), bytes: bytes.readableBytes)
+            enqueue(.frame(frame.sessionID, frame.direction, frame.leg, bytes, frame.time?.wall ?? .now()), bytes: bytes.readableBytes)
         case .sessionClosed(let summary):
             enqueue(.close(summary, .now()), bytes: 0)
         default:

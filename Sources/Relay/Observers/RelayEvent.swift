@@ -53,7 +53,7 @@ public enum RelayEvent: Sendable {
     /// One WebSocket data message (one BLIP frame) was forwarded and decoded.
     case frame(FrameEvent)
     /// A message's properties are complete (its first frame, usually).
-    case messageHead(sessionID: UInt64, direction: BLIPDirection, head: MessageHead)
+    case messageHead(sessionID: UInt64, direction: BLIPDirection, head: MessageHead, time: ReceiptTime? = nil)
     /// A message is complete.
     case message(MessageEvent)
     /// An ACK frame passed (wire-format reference §5).
@@ -140,6 +140,8 @@ public struct FrameEvent: Sendable {
     /// uncompressed payload and the CRC before it), for a frame it decoded while forwarding
     /// unchanged; nil otherwise (ACKs, frames it could not read, mediated sessions).
     public var decoded: DecodedChunk? = nil
+    /// When the relay read the frame (nil: now, as the event is seen).
+    public var time: ReceiptTime? = nil
 }
 
 public struct MessageEvent: Sendable {
@@ -154,6 +156,8 @@ public struct MessageEvent: Sendable {
     /// The relay sent this reply itself (a mediation policy answered a request it withheld): it
     /// travelled `direction` from the relay, not from that side's peer.
     public var byRelay = false
+    /// When the relay read the message's last frame (nil: now, as the event is seen).
+    public var time: ReceiptTime? = nil
 }
 
 public struct SessionSummary: Sendable {

@@ -57,18 +57,21 @@ final class SessionInspector {
     /// True when a session analyzer reads the messages.
     var isAnalyzing: Bool { analyzer != nil }
 
-    /// Decodes one WebSocket message (one BLIP frame) travelling in `direction`. Returns the error
-    /// to close on when it is fatal (strict mode decides); non-fatal problems only become events.
-    func inspect(_ bytes: ByteBuffer, direction: BLIPDirection, statistics: inout SessionStatistics) -> RelayError? {
+    /// Decodes one WebSocket message (one BLIP frame) travelling in `direction`, read at `time`
+    /// (its events carry that time, and round trips are measured between such times). Returns
+    /// the error to close on when it is fatal (strict mode decides); non-fatal problems only
+    /// become events.
+    func inspect(_ bytes: ByteBuffer, direction: BLIPDirection, statistics: inout SessionStatistics,
+                 at time: ReceiptTime = .now()) -> RelayError? {
         guard let decoder else { return nil }
         let decoded: DecodedFrame
         do {
             decoded = try decoder.receive(bytes, from: direction)
         } catch {
-            emitUndecoded(bytes, direction: direction)
+            emitUndecoded(bytes, direction: direction, at: time)
             return fail(RelayError(.decodeFailed(error, direction)), direction: direction, statistics: &statistics)
         }
-        return record(decoded, bytes: bytes, direction: direction, statistics: &statistics, offersReading: true)
+        return record(decoded, bytes: bytes, direction: direction, statistics: &statistics, offersReading: true, time: time)
     }
 
     /// Takes a frame someone else already decoded (a mediating session's ``SessionMediator``
@@ -82,17 +85,19 @@ final class SessionInspector {
     func inspect(decoded: DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
                  statistics: inout SessionStatistics, leg: CaptureLeg = .both, relayAnswers: [BLIPMessage] = []) {
         let withheld = relayAnswers.contains { $0.number == decoded.number }
+        let time = ReceiptTime.now()
         _ = record(decoded, bytes: bytes, direction: direction, statistics: &statistics, enforcesBudget: false, leg: leg,
-                   withheld: withheld)
+                   withheld: withheld, time: time)
         for answer in relayAnswers {
-            complete(answer, direction: direction.reversed, pendingSince: nil, byRelay: true)
+            complete(answer, direction: direction.reversed, pendingSince: nil, byRelay: true, time: time)
         }
     }
 
     /// Takes `decoded` (consuming): its message is moved on into the message event, not copied.
     private func record(_ decoded: consuming DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
                         statistics: inout SessionStatistics, enforcesBudget: Bool = true,
-                        leg: CaptureLeg = .both, withheld: Bool = false, offersReading: Bool = false) -> RelayError? {
+                        leg: CaptureLeg = .both, withheld: Bool = false, offersReading: Bool = false,
+                        time: ReceiptTime) -> RelayError? {
         if observers.wants(.frames) || observers.wants(.frameBytes) {
             var ack: AckInfo?
             if case .ack(let info) = decoded.outcome { ack = info }
@@ -100,6 +105,7 @@ final class SessionInspector {
                                    flags: decoded.flags, wireBytes: bytes.readableBytes,
                                    payloadBytes: decoded.payloadBytes)
             event.leg = leg
+            event.time = time
             if observers.wants(.frameBytes) { event.bytes = bytes }
             // Only the pass-through decoder's readings: a mediated stream may later split in legs.
             if offersReading, let payload = decoded.payload {
@@ -108,7 +114,7 @@ final class SessionInspector {
             observers.emitFrame(event, ack: ack, decoded: true)
         }
         if let analyzer, case .ack(let info) = decoded.outcome {
-            analyzer.observeAck(info, from: direction, at: Self.analyzerNow())
+            analyzer.observeAck(info, from: direction, at: time.analyzerSeconds)
         }
         if case .ignored(let error) = decoded.outcome {
             statistics.decodeErrors[direction.rawValue] += 1
@@ -119,14 +125,14 @@ final class SessionInspector {
             return nil
         }
         guard let type = decoded.flags.type, !type.isAck else { return nil }
-        let pendingSince = track(decoded, type: type, direction: direction)
+        let pendingSince = track(decoded, type: type, direction: direction, at: time.uptime)
         if let head = decoded.head, observers.wants(.messages) {
-            observers.emit(.messageHead(sessionID: sessionID, direction: direction, head: head), kind: .messages)
+            observers.emit(.messageHead(sessionID: sessionID, direction: direction, head: head, time: time), kind: .messages)
         }
         if let message = decoded.message.take() {
             statistics.messagesDecoded[direction.rawValue] += 1
             complete(message, direction: direction, pendingSince: pendingSince,
-                     withheld: withheld && message.type == .request)
+                     withheld: withheld && message.type == .request, time: time)
         }
         if enforcesBudget, inProgressTotal > limits.maxDecoderBytesInProgress {
             return fail(RelayError(.decoderBudgetExceeded(limits.maxDecoderBytesInProgress)),
@@ -138,27 +144,28 @@ final class SessionInspector {
     /// A frame the decoder could not (or no longer does) read, for ``RelayEventInterests/frameBytes``
     /// observers only: number 0 and no flags.
     /// Also a frame the relay built itself (mediating mode), on the one `leg` it crossed.
-    func emitUndecoded(_ bytes: ByteBuffer, direction: BLIPDirection, leg: CaptureLeg = .both) {
+    func emitUndecoded(_ bytes: ByteBuffer, direction: BLIPDirection, leg: CaptureLeg = .both, at time: ReceiptTime? = nil) {
         guard observers.wants(.frameBytes) else { return }
         var event = FrameEvent(sessionID: sessionID, direction: direction, number: 0, flags: FrameFlags(rawValue: 0),
                                wireBytes: bytes.readableBytes, payloadBytes: 0)
         event.bytes = bytes
         event.leg = leg
+        event.time = time
         observers.emitFrame(event, ack: nil, decoded: false)
     }
 
     /// Notes the frame's message in the pending and in-progress tables. Returns when a request
     /// whole in this frame started if it awaits a reply: ``complete(_:direction:pendingSince:)``
     /// then records it, profile included, in one insertion.
-    private func track(_ decoded: DecodedFrame, type: MessageType, direction: BLIPDirection) -> NIODeadline? {
+    private func track(_ decoded: DecodedFrame, type: MessageType, direction: BLIPDirection, at now: NIODeadline) -> NIODeadline? {
         let key = InProgressKey(direction: UInt8(direction.rawValue), isRequest: type == .request, number: decoded.number)
         var pendingSince: NIODeadline?
         if decoded.startsMessage, type == .request, !decoded.flags.isNoReply,
            pending[direction.rawValue].count < limits.maxTrackedRequests {
             if decoded.message != nil {
-                pendingSince = .now()
+                pendingSince = now
             } else {
-                pending[direction.rawValue][decoded.number] = PendingRequest(profile: nil, started: .now())
+                pending[direction.rawValue][decoded.number] = PendingRequest(profile: nil, started: now)
             }
         }
         if let head = decoded.head, type == .request {
@@ -176,15 +183,15 @@ final class SessionInspector {
     /// `pendingSince`: set for a request whole in one frame that awaits a reply (``track(_:type:direction:)``).
     /// `withheld`: a request the relay kept from its receiver; `byRelay`: a reply the relay sent itself.
     private func complete(_ message: consuming BLIPMessage, direction: BLIPDirection, pendingSince: NIODeadline?,
-                          withheld: Bool = false, byRelay: Bool = false) {
+                          withheld: Bool = false, byRelay: Bool = false, time: ReceiptTime) {
         var profile: String?
         var roundTrip: TimeAmount?
         if message.type.isReply, let request = pending[direction.reversed.rawValue].removeValue(forKey: message.number) {
             profile = request.profile
-            roundTrip = NIODeadline.now() - request.started
+            roundTrip = time.uptime - request.started
         }
-        let analysis = withheld ? analyzer?.observe(withheld: message, from: direction, at: Self.analyzerNow())
-            : analyzer?.observe(message: message, from: direction, at: Self.analyzerNow())
+        let analysis = withheld ? analyzer?.observe(withheld: message, from: direction, at: time.analyzerSeconds)
+            : analyzer?.observe(message: message, from: direction, at: time.analyzerSeconds)
         if message.type == .request {
             // A single-frame message carries no separate head: take the profile from the message,
             // as the analyzer read it when there is one (the same first `Profile`, read once).
@@ -198,7 +205,7 @@ final class SessionInspector {
         guard observers.wants(.messages) else { return }
         observers.emit(.message(MessageEvent(sessionID: sessionID, direction: direction, message: message,
                                              requestProfile: profile, roundTrip: roundTrip, analysis: analysis,
-                                             byRelay: byRelay)),
+                                             byRelay: byRelay, time: time)),
                        kind: .messages)
     }
 

@@ -67,6 +67,12 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: "Seconds without traffic after which a session is closed (0: never).")
     var idleTimeout: Int64 = 900
 
+    @Option(help: "Milliseconds forwarded frames may wait to be decoded, analysed and logged, so that one inspection covers several socket reads (about half the CPU on small messages); lines and captures keep the time each frame was read. 0: inspect every read at once.")
+    var inspectionDelayMs: Double = 5
+
+    @Option(help: "Forwarded frames (both directions) or KiB of their payloads at which waiting frames are inspected before --inspection-delay-ms is up, as FRAMES or FRAMES,KIB.")
+    var inspectionBatch: String = "64,256"
+
     @Option(help: "Event loop threads (default: one per core).")
     var threads = System.coreCount
 
@@ -156,6 +162,7 @@ struct RelayCommand: AsyncParsableCommand {
             FileHandleOutput.standardError("blipscope relay listening on \(address), upstream \(describe(configuration.upstream))")
             FileHandleOutput.standardError(HeapTuning.summary(heapProfile, applied: heapApplied))
             FileHandleOutput.standardError(CopyTuning.summary(copies, environment: ProcessInfo.processInfo.environment["GLIBC_TUNABLES"]))
+            FileHandleOutput.standardError(Self.inspectionSummary(configuration.limits))
         })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
         if let adminSetup { services.append(.init(service: adminSetup.service(relay: relay, group: group))) }
@@ -208,6 +215,17 @@ struct RelayCommand: AsyncParsableCommand {
         configuration.clientHandshakeTimeout = .seconds(clientHeaderTimeout)
         configuration.idleTimeout = idleTimeout > 0 ? .seconds(idleTimeout) : nil
         configuration.eventLoopThreads = max(1, threads)
+        guard inspectionDelayMs >= 0, inspectionDelayMs <= 1000 else {
+            throw ValidationError("--inspection-delay-ms takes 0 to 1000, got \(inspectionDelayMs)")
+        }
+        configuration.limits.inspectionDelay = .nanoseconds(Int64(inspectionDelayMs * 1_000_000))
+        let batch = inspectionBatch.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard (1...2).contains(batch.count), let frames = batch[0], frames >= 1,
+              let kib = batch.count == 2 ? batch[1] : 256, (1...65536).contains(kib) else {
+            throw ValidationError("--inspection-batch takes FRAMES or FRAMES,KIB (at least 1 each), got \(inspectionBatch)")
+        }
+        configuration.limits.inspectionBatchFrames = frames
+        configuration.limits.inspectionBatchBytes = kib * 1024
         do {
             configuration.cpuAffinity = try cpus.map { try CPUAffinity(parsing: $0) }
         } catch {
@@ -216,6 +234,15 @@ struct RelayCommand: AsyncParsableCommand {
         try applyCaptureOptions(to: &configuration)
         try applyPolicyOptions(to: &configuration)
         return configuration
+    }
+
+    /// The start line's account of when forwarded frames are inspected.
+    static func inspectionSummary(_ limits: RelayLimits) -> String {
+        let milliseconds = Double(limits.inspectionDelay.nanoseconds) / 1e6
+        guard milliseconds > 0 else { return "inspection: each read, right after it is forwarded (--inspection-delay-ms 0)" }
+        let delay = milliseconds == milliseconds.rounded() ? String(Int(milliseconds)) : String(milliseconds)
+        return "inspection: within \(delay) ms of a read, or at \(limits.inspectionBatchFrames) frames or "
+            + "\(limits.inspectionBatchBytes / 1024) KiB waiting (--inspection-delay-ms, --inspection-batch)"
     }
 
     private func applyCaptureOptions(to configuration: inout RelayConfiguration) throws {

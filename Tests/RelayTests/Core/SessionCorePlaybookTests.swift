@@ -77,7 +77,7 @@ struct SessionCorePlaybookTests {
 
     @Test("pass-through: a burst of frames leaves as the bytes it came in, one write; decoded after the flush")
     func passThrough() throws {
-        let play = Playbook()
+        let play = Playbook { $0.limits.inspectionDelay = .zero }
         var burst = try play.clientFrame(.request(profile: "one", noReply: true))
         var second = try play.clientFrame(.request(profile: "two", noReply: true))
         burst.writeBuffer(&second)
@@ -88,6 +88,82 @@ struct SessionCorePlaybookTests {
             if case .message(let message) = event { return message.message.profile } else { return nil }
         }
         #expect(profiles == ["one", "two"])
+    }
+
+    /// The messages reported so far: direction, profile (a reply: its request's) and the time read.
+    static func messages(_ play: Playbook) -> [(BLIPDirection, String?, ReceiptTime?)] {
+        play.events.compactMap { event in
+            guard case .message(let message) = event else { return nil }
+            return (message.direction, message.message.profile ?? message.requestProfile, message.time)
+        }
+    }
+
+    @Test("inspection waits for its timer: the frames of two reads are decoded together, in the order read, each at its read's time")
+    func inspectionWaitsForItsTimer() throws {
+        let play = Playbook()  // the default: 5 ms
+        let request = try play.clientFrame(.request(profile: "getCheckpoint"))
+        let before = NIODeadline.now()
+        #expect(play.on(.bytes(.client, request)) == [.write(.upstream, request)])
+        let between = NIODeadline.now()
+        #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .schedule(.inspection, .milliseconds(5))])
+
+        // The gateway's answer, in a later read: forwarded at once, the timer already armed.
+        let upstreamRequest = try play.serverFrame(.request(profile: "changes"))
+        #expect(play.on(.bytes(.upstream, upstreamRequest)) == [.write(.client, upstreamRequest)])
+        let after = NIODeadline.now()
+        #expect(play.on(.readComplete(.upstream)) == [.flush(.client)])
+        #expect(Self.messages(play).isEmpty, "nothing decoded before the timer")
+
+        #expect(play.on(.timerFired(.inspection)) == [])
+        let messages = Self.messages(play)
+        #expect(messages.map(\.0) == [.clientToServer, .serverToClient])
+        #expect(messages.map(\.1) == ["getCheckpoint", "changes"])
+        let times = messages.compactMap { $0.2?.uptime }
+        #expect(times.count == 2)
+        #expect(times.first.map { before <= $0 && $0 <= between } == true, "stamped when the client's read came in")
+        #expect(times.last.map { between <= $0 && $0 <= after } == true, "stamped when the upstream's read came in")
+    }
+
+    @Test("inspection: a full batch is decoded at the end of its read, and the armed timer is cancelled")
+    func fullInspectionBatch() throws {
+        let play = Playbook { $0.limits.inspectionBatchFrames = 2 }
+        let first = try play.clientFrame(.request(profile: "one", noReply: true))
+        _ = play.on(.bytes(.client, first))
+        #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .schedule(.inspection, .milliseconds(5))])
+        let second = try play.clientFrame(.request(profile: "two", noReply: true))
+        _ = play.on(.bytes(.client, second))
+        #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .cancel(.inspection)])
+        #expect(Self.messages(play).map(\.1) == ["one", "two"])
+        #expect(play.on(.timerFired(.inspection)) == [], "a late timer finds nothing to do")
+        #expect(Self.messages(play).count == 2)
+    }
+
+    @Test("inspection: payload bytes fill a batch as frames do")
+    func inspectionBatchBytes() throws {
+        let play = Playbook { $0.limits.inspectionBatchBytes = 1000 }
+        let large = try play.clientFrame(.request(profile: "rev", body: ByteBuffer(repeating: 0x41, count: 1200), noReply: true))
+        _ = play.on(.bytes(.client, large))
+        #expect(play.on(.readComplete(.client)) == [.flush(.upstream)])
+        #expect(Self.messages(play).map(\.1) == ["rev"])
+    }
+
+    @Test("inspection: what waits is reported before the session's end when a connection drops")
+    func inspectionBeforeTheEnd() throws {
+        let play = Playbook()
+        let request = try play.clientFrame(.request(profile: "subChanges", noReply: true))
+        _ = play.on(.bytes(.client, request))
+        _ = play.on(.readComplete(.client))
+        #expect(Self.messages(play).isEmpty)
+        _ = play.on(.connectionClosed(.client))
+        _ = play.on(.connectionClosed(.upstream))
+        let kinds = play.events.compactMap { event -> String? in
+            switch event {
+            case .message: "message"
+            case .sessionClosed: "closed"
+            default: nil
+            }
+        }
+        #expect(kinds == ["message", "closed"])
     }
 
     @Test("ping per hop: each side's PING is answered on its own hop, masked only toward the upstream")
