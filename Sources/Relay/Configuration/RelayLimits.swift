@@ -40,8 +40,9 @@ public struct RelayLimits: Sendable, Equatable {
     public var inspectionDelay: TimeAmount = .milliseconds(5)
     /// ...or until this many forwarded frames wait, both directions together.
     public var inspectionBatchFrames = 64
-    /// ...or until the waiting frames hold this many payload bytes (they keep their share of the
-    /// receive buffers alive).
+    /// ...or until the waiting frames hold this many bytes: their payloads, plus the buffer of
+    /// each socket read they came in, which their slices keep alive. A session's waiting frames
+    /// thus hold at most this plus one read's buffer.
     public var inspectionBatchBytes = 256 * 1024
 
     public init() {}

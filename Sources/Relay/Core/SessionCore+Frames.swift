@@ -61,7 +61,11 @@ extension SessionCore {
                 statistics.framesForwarded[direction] += 1
                 statistics.bytesForwarded[direction] += header.frameLength
                 if inspector.isDecoding || observers.wants(.frameBytes) {
-                    if time == nil { time = .now() }
+                    if time == nil {
+                        time = .now()
+                        // The waiting slices keep this read's buffer alive: it counts whole, once.
+                        uninspectedBytes += bytes.capacity
+                    }
                     let payload = scanners[side.rawValue].payload(of: frame)
                     uninspectedBytes += payload.readableBytes
                     uninspected.append(UninspectedFrame(direction: side.inbound, header: header, payload: payload, time: time!))

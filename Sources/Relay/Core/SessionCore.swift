@@ -46,7 +46,8 @@ final class SessionCore {
     /// at most ``RelayLimits/inspectionBatchFrames`` frames or ``RelayLimits/inspectionBatchBytes``
     /// payload bytes past the end of the read that reached either (one read's worth).
     var uninspected: [UninspectedFrame] = []
-    /// Payload bytes of ``uninspected``.
+    /// What ``uninspected`` holds: its payloads, plus the whole buffer of each read they came in
+    /// (a slice keeps its read's buffer alive).
     var uninspectedBytes = 0
     /// Set while a ``SessionTimer/inspection`` is armed.
     var inspectionArmed = false

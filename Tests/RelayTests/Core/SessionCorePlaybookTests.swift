@@ -138,13 +138,22 @@ struct SessionCorePlaybookTests {
         #expect(Self.messages(play).count == 2)
     }
 
-    @Test("inspection: payload bytes fill a batch as frames do")
+    @Test("inspection: bytes fill a batch as frames do, a read's whole buffer counted once")
     func inspectionBatchBytes() throws {
         let play = Playbook { $0.limits.inspectionBatchBytes = 1000 }
         let large = try play.clientFrame(.request(profile: "rev", body: ByteBuffer(repeating: 0x41, count: 1200), noReply: true))
         _ = play.on(.bytes(.client, large))
         #expect(play.on(.readComplete(.client)) == [.flush(.upstream)])
         #expect(Self.messages(play).map(\.1) == ["rev"])
+
+        // A small frame counts the whole buffer of the read it came in: its slice keeps that alive.
+        let small = try play.clientFrame(.request(profile: "norev", noReply: true))
+        var read = ByteBuffer()
+        read.reserveCapacity(4096)
+        read.writeImmutableBuffer(small)
+        _ = play.on(.bytes(.client, read))
+        #expect(play.on(.readComplete(.client)) == [.flush(.upstream)])
+        #expect(Self.messages(play).map(\.1) == ["rev", "norev"])
     }
 
     @Test("inspection: what waits is reported before the session's end when a connection drops")
