@@ -34,19 +34,23 @@ final class ZlibInflater: RawInflater {
         var produced = 0
         var failure: BLIPError?
         payload.withUnsafeReadableBytes { input in
-            failure = feed(input, into: &output, produced: &produced, limit: limit)
+            failure = feed(input, into: &output, room: max(4096, min(4 * input.count, rawInflateMaxOutputRoom)),
+                           produced: &produced, limit: limit)
         }
         if let failure { throw failure }
+        // The trailer only ends the empty stored block: it yields nothing, so it asks for little
+        // room (asking for a full room would grow, and copy, a buffer the frame just filled).
         rawDeflateSyncTrailer.withUnsafeBytes { trailer in
-            failure = feed(trailer, into: &output, produced: &produced, limit: limit)
+            failure = feed(trailer, into: &output, room: 64, produced: &produced, limit: limit)
         }
         if let failure { throw failure }
         return produced
     }
 
     /// Runs inflate over `input`; returns the error, if any (closures over raw bytes cannot
-    /// throw a typed error).
-    private func feed(_ input: UnsafeRawBufferPointer, into output: inout ByteBuffer,
+    /// throw a typed error). `room`: the free space to ask of `output` for the first call; once
+    /// a call fills it, each next call asks for at least 4 KiB.
+    private func feed(_ input: UnsafeRawBufferPointer, into output: inout ByteBuffer, room: Int,
                       produced: inout Int, limit: Int) -> BLIPError? {
         guard input.count > 0 else { return nil }
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress!.assumingMemoryBound(to: Bytef.self))
@@ -55,11 +59,12 @@ final class ZlibInflater: RawInflater {
             stream.pointee.next_in = nil
             stream.pointee.avail_in = 0
         }
+        var outputWasFull = false
         while true {
-            let room = min(max(4096, min(4 * input.count, rawInflateMaxOutputRoom)), limit + 1 - produced)
+            let asked = min(outputWasFull ? max(room, 4096) : room, limit + 1 - produced)
             var status: Int32 = Z_OK
             var outputFull = false
-            let written = output.writeWithUnsafeMutableBytes(minimumWritableBytes: room) { out in
+            let written = output.writeWithUnsafeMutableBytes(minimumWritableBytes: asked) { out in
                 // Never more than one byte past the limit: enough to tell that it was passed.
                 let capacity = min(out.count, limit + 1 - produced)
                 stream.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
@@ -72,6 +77,7 @@ final class ZlibInflater: RawInflater {
                 return used
             }
             produced += written
+            outputWasFull = outputFull
             if produced > limit {
                 return BLIPError(.inflatedFrameTooLarge, "a frame inflates to more than \(limit) bytes")
             }
