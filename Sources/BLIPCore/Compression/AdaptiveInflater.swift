@@ -5,31 +5,26 @@ import NIOCore
 ///
 /// ISA-L inflates a 16 KiB frame of JSON about twice as fast as zlib, but every call ends by saving
 /// 32 KiB of history, so on frames of a few hundred bytes it is slower than zlib. Which library
-/// takes a frame is guessed from the frame before it in the direction (frames come in runs of
-/// like sizes: a multi-frame message's frames are all full). At a frame boundary a sync flush
-/// has closed every block, so the window is the whole state of the stream: switching copies it
-/// from one library to the other (32 KiB at most, about what one ISA-L call copies anyway).
+/// takes a frame is decided by its compressed size, with some hysteresis (``InflaterChoice``). At
+/// a frame boundary a sync flush has closed every block, so the window is the whole state of the
+/// stream: switching copies it from one library to the other (32 KiB at most, about what one ISA-L
+/// call copies anyway).
 final class AdaptiveInflater: RawInflater {
-    /// A frame after one that inflated to at least this many bytes goes to ISA-L.
-    static let largeFrameOutput = 8 * 1024
-
     private var zlib: ZlibInflater?
     private var isal: ISALInflater?
-    private var usesISAL = false
-    private var lastOutput = 0
+    private var choice = InflaterChoice()
+    private var usesISAL: Bool { choice.usesISAL }
 
     func inflateFrame(_ payload: ByteBuffer, into output: inout ByteBuffer, limit: Int) throws(BLIPError) -> Int {
-        let large = lastOutput >= Self.largeFrameOutput
-        if large != usesISAL { try switchLibrary(toISAL: large) }
-        let produced: Int
+        var next = choice
+        next.take(payloadBytes: payload.readableBytes)
+        if next.usesISAL != usesISAL { try switchLibrary(toISAL: next.usesISAL) }
+        choice = next
         if usesISAL {
-            produced = try isal!.inflateFrame(payload, into: &output, limit: limit)
-        } else {
-            if zlib == nil { zlib = try ZlibInflater() }
-            produced = try zlib!.inflateFrame(payload, into: &output, limit: limit)
+            return try isal!.inflateFrame(payload, into: &output, limit: limit)
         }
-        lastOutput = produced
-        return produced
+        if zlib == nil { zlib = try ZlibInflater() }
+        return try zlib!.inflateFrame(payload, into: &output, limit: limit)
     }
 
     private var active: (any RawInflater)? { usesISAL ? isal : zlib }
@@ -62,6 +57,31 @@ final class AdaptiveInflater: RawInflater {
             catch { failure = error }
         }
         if let failure { throw failure }
-        usesISAL = toISAL
+    }
+}
+
+/// Which library inflates the next frame of a direction, from the frame's compressed size: a
+/// large one goes to ISA-L at once; the stream goes back to zlib only after a run of small ones,
+/// so the short last frame of each large message does not move the window twice (two 32 KiB
+/// copies, and a 16 KiB frame inflated by the slower library, per message).
+struct InflaterChoice: Equatable {
+    /// A frame with at least this many compressed payload bytes goes to ISA-L (JSON inflates
+    /// 3 to 6 times: from about 8 KiB of output, where ISA-L starts to win).
+    static let largePayload = 2 * 1024
+    /// Consecutive small frames after which zlib takes the stream back.
+    static let smallRunBeforeZlib = 4
+
+    private(set) var usesISAL = false
+    private var smallRun = 0
+
+    /// Notes the next frame's compressed size; ``usesISAL`` then says who inflates it.
+    mutating func take(payloadBytes: Int) {
+        if payloadBytes >= Self.largePayload {
+            smallRun = 0
+            usesISAL = true
+        } else {
+            smallRun += 1
+            if smallRun >= Self.smallRunBeforeZlib { usesISAL = false }
+        }
     }
 }
