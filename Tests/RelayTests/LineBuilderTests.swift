@@ -43,6 +43,23 @@ import Testing
         #expect(text == #" db="x\n2026-11-24T00:00:00.000000Z event=close session=9\u001b[2J" na\nme="v\r""#)
     }
 
+    /// Words the relay names itself (direction, type) go in as they are: bare in text, in quotes in JSON.
+    @Test func wordsAreWrittenAsTheyAre() {
+        let text = Self.line(json: false) { line in
+            line.word("dir", "C→U")
+            line.word("type", "MSG")
+            line.word("by", "relay")
+            line.word("w", "a-sixteen-bytes!")
+            line.word("x", "seventeen-bytes!!")  // past the short-copy path
+        }
+        #expect(text == " dir=C→U type=MSG by=relay w=a-sixteen-bytes! x=seventeen-bytes!!")
+        let json = Self.line(json: true, event: "message") { line in
+            line.word("dir", "U→C")
+            line.word("type", "RPY")
+        }
+        #expect(json == #"{"time":"T","event":"message","dir":"U→C","type":"RPY"}"#)
+    }
+
     @Test func textQuotesOnlyWhatItMust() {
         let text = Self.line(json: false) { line in
             line.text("a", "plain")

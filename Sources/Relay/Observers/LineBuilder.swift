@@ -104,6 +104,21 @@ struct LineBuilder: ~Copyable {
         value.withUTF8Buffer { quoted(UnsafeRawBufferPointer($0)) }
     }
 
+    /// A word the relay itself names (`C→U`, `MSG`, `relay`): written as it is, quoted only in
+    /// JSON, without looking for what to quote or escape (it has no space, quote, `=`, backslash
+    /// or control character).
+    mutating func word(_ key: StaticString, _ value: StaticString) {
+        let length = value.utf8CodeUnitCount
+        assert(!UnsafeRawBufferPointer(start: value.utf8Start, count: length).contains {
+            $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x5C || $0 == 0x7F
+        }, "a word needs no quoting")
+        beginField(key)
+        reserve(length + 2)
+        if json { put(0x22) }
+        putShort(UnsafeRawPointer(value.utf8Start), length)
+        if json { put(0x22) }
+    }
+
     /// A value given as raw bytes (a property); `redacted` writes `<redacted>` instead.
     mutating func raw(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, redacted: Bool = false) {
         noteRaw(key)

@@ -94,11 +94,11 @@ struct LogLine {
         // Stamped with the time the message's last frame was read (its inspection may come later).
         var line = LineBuilder(json: format == .json, event: "message", time: event.time?.wall)
         line.int("session", Int(event.sessionID))
-        line.text("dir", event.direction.staticArrow)
-        line.text("type", message.type.staticDescription)
+        line.word("dir", event.direction.staticArrow)
+        line.word("type", message.type.staticDescription)
         line.int("number", Int(message.number))
         line.flags(message.flags)
-        if event.byRelay { line.text("by", "relay") }  // the relay's own reply, not the peer's
+        if event.byRelay { line.word("by", "relay") }  // the relay's own reply, not the peer's
         var knownWritten = false
         var profileFollows = false
         message.properties.forEachRawPair { key, value in
