@@ -44,7 +44,7 @@ final class SessionCore {
     let allocator: ByteBufferAllocator
     /// Data frames forwarded and not yet decoded, both directions in the order they were read:
     /// at most ``RelayLimits/inspectionBatchFrames`` frames or ``RelayLimits/inspectionBatchBytes``
-    /// payload bytes past the end of the read that reached either (one read's worth).
+    /// (``uninspectedBytes``) plus what the read that reached either added (one read's worth).
     var uninspected: [UninspectedFrame] = []
     /// What ``uninspected`` holds: its payloads, plus the whole buffer of each read they came in
     /// (a slice keeps its read's buffer alive).
