@@ -33,8 +33,8 @@ public struct RelayLimits: Sendable, Equatable {
     public var maxTrackedRequests = 4096
     /// Forwarded frames wait this long at most to be decoded, analysed and logged, so that one
     /// inspection covers the frames of several socket reads: decoding, analysing and logging
-    /// messages in runs costs about half the CPU of doing it one read at a time (the code and
-    /// tables stay in cache). Frames are always reported at the time they were read, both
+    /// messages in runs took 10–20 % less user CPU than one read at a time on small messages, at
+    /// the same instruction count (the code and tables stay in cache). Frames are always reported at the time they were read, both
     /// directions in the order they arrived. Zero: each read is inspected right after it is
     /// flushed. A CLOSE, a dropped connection and the end of the session inspect at once.
     public var inspectionDelay: TimeAmount = .milliseconds(5)

@@ -15,6 +15,9 @@ public struct ReceiptTime: Sendable, Equatable {
 
     public static func now() -> ReceiptTime { ReceiptTime(uptime: .now(), wall: .now()) }
 
-    /// Seconds on the monotonic clock the session analyzers run on (``SessionInspector/analyzerNow()``).
-    var analyzerSeconds: Double { Double(uptime.uptimeNanoseconds) / 1e9 }
+    /// Seconds on the monotonic clock the session analyzers run on.
+    var analyzerSeconds: Double { Self.analyzerSeconds(uptime) }
+
+    /// `uptime` in seconds, as the session analyzers count time.
+    static func analyzerSeconds(_ uptime: NIODeadline) -> Double { Double(uptime.uptimeNanoseconds) / 1e9 }
 }

@@ -48,7 +48,7 @@ struct LineBuilder: ~Copyable {
         count += LogTimestamp.length
         if json {
             append("\"")
-            if let event { text("event", event) }
+            if let event { word("event", event) }
         }
     }
 
@@ -97,11 +97,6 @@ struct LineBuilder: ~Copyable {
         assert(Self.isValidUTF8(UnsafeRawBufferPointer(value)), "lent text is valid UTF-8")
         beginField(key)
         quoted(UnsafeRawBufferPointer(value))
-    }
-
-    mutating func text(_ key: StaticString, _ value: StaticString) {
-        beginField(key)
-        value.withUTF8Buffer { quoted(UnsafeRawBufferPointer($0)) }
     }
 
     /// A word the relay itself names (`C→U`, `MSG`, `relay`): written as it is, quoted only in

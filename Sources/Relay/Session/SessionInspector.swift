@@ -25,7 +25,7 @@ final class SessionInspector {
     var analyzer: SessionAnalyzer?
 
     /// Seconds on the monotonic clock the session analyzers run on.
-    static func analyzerNow() -> Double { Double(NIODeadline.now().uptimeNanoseconds) / 1e9 }
+    static func analyzerNow() -> Double { ReceiptTime.analyzerSeconds(.now()) }
 
     struct InProgressKey: Hashable {
         var direction: UInt8
@@ -62,7 +62,7 @@ final class SessionInspector {
     /// the error to close on when it is fatal (strict mode decides); non-fatal problems only
     /// become events.
     func inspect(_ bytes: ByteBuffer, direction: BLIPDirection, statistics: inout SessionStatistics,
-                 at time: ReceiptTime = .now()) -> RelayError? {
+                 at time: ReceiptTime) -> RelayError? {
         guard let decoder else { return nil }
         let decoded: DecodedFrame
         do {
