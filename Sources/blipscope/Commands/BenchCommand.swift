@@ -5,7 +5,7 @@ import Replication
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Benchmarks, to run in release mode (swift build -c release).",
+        abstract: "Benchmarks, to run in release mode (make release).",
         subcommands: [CodecBench.self, RelayBench.self, InstructionsBench.self, PullBench.self, PolicyBench.self, AnalyzerBench.self, SoakBench.self]
     )
 }
