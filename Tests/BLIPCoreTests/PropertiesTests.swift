@@ -81,6 +81,41 @@ struct PropertiesTests {
         #expect { try Properties.decode(from: &buffer) } throws: { ($0 as? BLIPError)?.code == code }
     }
 
+    /// A block of `count` pairs `k0=v, k1=v, …`, with key `duplicateOf` repeated as the last key
+    /// when given, and its decoding.
+    private func block(keys count: Int, repeating duplicateOf: Int? = nil) -> Result<Properties, BLIPError> {
+        var bytes: [UInt8] = []
+        for index in 0..<count { bytes += Array("k\(index)\0v\0".utf8) }
+        if let duplicateOf { bytes += Array("k\(duplicateOf)\0w\0".utf8) }
+        var buffer = ByteBuffer()
+        Varint.write(UInt64(bytes.count), to: &buffer)
+        buffer.writeBytes(bytes)
+        return Result { () throws(BLIPError) in try Properties.decode(from: &buffer) }
+    }
+
+    @Test("a repeated key is found however many keys come before it", arguments: [1, 2, 15, 16, 17, 40])
+    func duplicateAmongMany(count: Int) throws {
+        // Every key is checked against every earlier one: the first, the last and one in the middle.
+        for repeated in Set([0, count / 2, count - 1]) {
+            guard case .failure(let error) = block(keys: count, repeating: repeated) else {
+                Issue.record("k\(repeated) twice among \(count + 1) keys was accepted")
+                continue
+            }
+            #expect(error.code == .propertiesDuplicateKey)
+            #expect(error.description.contains("\"k\(repeated)\""))
+        }
+        // The same keys without the repeat are fine, pairs counted.
+        #expect(try block(keys: count).get().pairs.count == count)
+    }
+
+    @Test("keys of the same length that differ are not duplicates")
+    func sameLengthKeys() throws {
+        var buffer = hexBuffer("0a \"ab\" 00 \"1\" 00 \"ac\" 00 \"2\" 00")
+        let decoded = try Properties.decode(from: &buffer)
+        #expect(decoded["ab"] == "1")
+        #expect(decoded["ac"] == "2")
+    }
+
     @Test("a block over the cap is refused before it arrives")
     func cap() {
         var buffer = ByteBuffer()

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NIOCore
 
 /// A message's properties: ordered key/value strings (wire-format reference §2.3).
@@ -184,42 +189,65 @@ extension Properties {
     /// Validates a properties block (without its length varint) and wraps it.
     public static func decode(block: ByteBuffer) throws(BLIPError) -> Properties {
         guard block.readableBytes > 0 else { return Properties() }
-        let checked: Result<Int, BLIPError> = block.withUnsafeReadableBytes { bytes in
-            guard bytes[bytes.count - 1] == 0 else {
-                return .failure(BLIPError(.propertiesNotTerminated, "properties are not NUL-terminated"))
-            }
-            var strings = 0
-            for byte in bytes where byte == 0 { strings += 1 }
-            guard strings % 2 == 0 else {
-                return .failure(BLIPError(.propertiesOddCount, "properties hold an odd number of strings (\(strings))"))
-            }
-            if let duplicate = duplicateKey(in: bytes, pairCount: strings / 2) { return .failure(duplicate) }
-            return .success(strings / 2)
-        }
+        let checked: Result<Int, BLIPError> = block.withUnsafeReadableBytes { check($0) }
         return Properties(storage: .block(block, count: try checked.get()))
     }
 
     private init(storage: Storage) { self.storage = storage }
 
-    /// A duplicate key, if any: each key against the earlier ones for a few keys (no
-    /// allocation), with a set beyond that (hostile blocks can hold thousands of keys).
-    private static func duplicateKey(in bytes: UnsafeRawBufferPointer, pairCount: Int) -> BLIPError? {
+    /// Keys compared pairwise, kept on the stack while the block is scanned; a block with more
+    /// (hostile ones can hold thousands) is checked with a set instead.
+    private static let pairwiseKeys = 16
+
+    /// The checks of §2.3 on a non-empty block, in one scan for the NULs: the pair count, or why
+    /// the block is invalid. The first ``pairwiseKeys`` keys are noted as they pass and compared
+    /// with each other afterwards (lengths first), with no allocation.
+    private static func check(_ bytes: UnsafeRawBufferPointer) -> Result<Int, BLIPError> {
+        guard let base = bytes.baseAddress, bytes[bytes.count - 1] == 0 else {
+            return .failure(BLIPError(.propertiesNotTerminated, "properties are not NUL-terminated"))
+        }
+        return withUnsafeTemporaryAllocation(of: (start: Int, count: Int).self, capacity: pairwiseKeys) { keys in
+            var strings = 0
+            var start = 0
+            // The block ends with a NUL, so the scan ends on one.
+            while start < bytes.count, let nul = memchr(base + start, 0, bytes.count - start) {
+                let end = UnsafeRawPointer(nul) - base
+                if strings & 1 == 0, strings / 2 < pairwiseKeys { keys[strings / 2] = (start, end - start) }
+                strings += 1
+                start = end + 1
+            }
+            guard strings % 2 == 0 else {
+                return .failure(BLIPError(.propertiesOddCount, "properties hold an odd number of strings (\(strings))"))
+            }
+            let pairs = strings / 2
+            guard pairs <= pairwiseKeys else {
+                if let duplicate = duplicateKey(in: bytes) { return .failure(duplicate) }
+                return .success(pairs)
+            }
+            for later in 1..<Swift.max(pairs, 1) {
+                let key = keys[later]
+                for earlier in 0..<later where keys[earlier].count == key.count
+                    && memcmp(base + keys[earlier].start, base + key.start, key.count) == 0 {
+                    return .failure(duplicateError(UnsafeRawBufferPointer(start: base + key.start, count: key.count)))
+                }
+            }
+            return .success(pairs)
+        }
+    }
+
+    /// A duplicate key among many, found with a set.
+    private static func duplicateKey(in bytes: UnsafeRawBufferPointer) -> BLIPError? {
         var seen: Set<[UInt8]> = []
         var duplicate: UnsafeRawBufferPointer?
         forEachPair(in: bytes) { key, _ in
-            if pairCount <= 16 {
-                let earlier = UnsafeRawBufferPointer(rebasing: bytes[..<(key.baseAddress! - bytes.baseAddress!)])
-                forEachPair(in: earlier) { other, _ in
-                    if other.elementsEqual(key) { duplicate = key }
-                    return duplicate == nil
-                }
-            } else if !seen.insert(Array(key)).inserted {
-                duplicate = key
-            }
+            if !seen.insert(Array(key)).inserted { duplicate = key }
             return duplicate == nil
         }
-        guard let duplicate else { return nil }
-        return BLIPError(.propertiesDuplicateKey, "property \"\(String(decoding: duplicate, as: UTF8.self))\" appears twice")
+        return duplicate.map(duplicateError)
+    }
+
+    private static func duplicateError(_ key: UnsafeRawBufferPointer) -> BLIPError {
+        BLIPError(.propertiesDuplicateKey, "property \"\(String(decoding: key, as: UTF8.self))\" appears twice")
     }
 
     private static func forEachPair(in block: ByteBuffer,
@@ -228,12 +256,16 @@ extension Properties {
     }
 
     /// Calls `body` with each key and value (without NULs) until it returns false.
+    /// NULs are found with `memchr` (a vector scan), not byte by byte: values such as a `rev`'s
+    /// `history` run to hundreds of bytes.
     private static func forEachPair(in bytes: UnsafeRawBufferPointer,
                                     _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool) {
+        guard let base = bytes.baseAddress else { return }
         var start = 0
         var key: UnsafeRawBufferPointer?
-        for index in 0..<bytes.count where bytes[index] == 0 {
-            let string = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+        while start < bytes.count, let nul = memchr(base + start, 0, bytes.count - start) {
+            let index = UnsafeRawPointer(nul) - base
+            let string = UnsafeRawBufferPointer(start: base + start, count: index - start)
             start = index + 1
             if let pendingKey = key {
                 key = nil
