@@ -220,11 +220,12 @@ extension Properties {
                 return .failure(BLIPError(.propertiesOddCount, "properties hold an odd number of strings (\(strings))"))
             }
             let pairs = strings / 2
+            guard pairs > 1 else { return .success(pairs) }
             guard pairs <= pairwiseKeys else {
                 if let duplicate = duplicateKey(in: bytes) { return .failure(duplicate) }
                 return .success(pairs)
             }
-            for later in 1..<Swift.max(pairs, 1) {
+            for later in 1..<pairs {
                 let key = keys[later]
                 for earlier in 0..<later where keys[earlier].count == key.count
                     && memcmp(base + keys[earlier].start, base + key.start, key.count) == 0 {
