@@ -36,13 +36,18 @@ import Testing
         let harness = try await RelayHarness.start()
         let client = try await harness.connected()
         let big = String(repeating: "0123456789abcdef", count: 40_000)  // 640 kB: many frames, several ACKs
+        let started = NIODeadline.now()
         for compressed in [false, true] {
             let reply = try await withTimeout {
                 try await client.request(.request(profile: "big", body: body(big), compressed: compressed))
             }
             #expect(reply.body.readableBytes == big.utf8.count)
         }
-        _ = try await harness.recorder.first { if case .ack = $0 { true } else { false } }
+        let ack = try await harness.recorder.first { if case .ack = $0 { true } else { false } }
+        // Stamped with the time its read came in, as frames and messages are, not when inspected.
+        guard case .ack(_, _, _, let time) = ack else { return }
+        let read = try #require(time?.uptime)
+        #expect(started <= read && read <= NIODeadline.now())
         try await client.close()
         try await harness.shutdown()
     }

@@ -41,8 +41,9 @@ public struct RelayLimits: Sendable, Equatable {
     /// ...or until this many forwarded frames wait, both directions together.
     public var inspectionBatchFrames = 64
     /// ...or until the waiting frames hold this many bytes: their payloads, plus the buffer of
-    /// each socket read they came in, which their slices keep alive. A session's waiting frames
-    /// thus hold at most this plus one read's buffer.
+    /// each socket read they came in, which their slices keep alive. A batch that fills, even
+    /// inside one read, is inspected at once: a session's waiting frames hold at most this plus
+    /// the frame that filled it.
     public var inspectionBatchBytes = 256 * 1024
 
     public init() {}

@@ -25,6 +25,8 @@ extension SessionCore {
         var run: (start: Int, end: Int)?
         /// When these bytes were read, for the frames kept for inspection (read at the first).
         var time: ReceiptTime?
+        /// Whether ``uninspectedBytes`` counts this read's buffer (again after an inspection).
+        var bufferCounted = false
         do {
             while let frame = try scanners[side.rawValue].next() {
                 let header = frame.header
@@ -61,14 +63,24 @@ extension SessionCore {
                 statistics.framesForwarded[direction] += 1
                 statistics.bytesForwarded[direction] += header.frameLength
                 if inspector.isDecoding || observers.wants(.frameBytes) {
-                    if time == nil {
-                        time = .now()
+                    if time == nil { time = .now() }
+                    if !bufferCounted {
                         // The waiting slices keep this read's buffer alive: it counts whole, once.
                         uninspectedBytes += bytes.capacity
+                        bufferCounted = true
                     }
                     let payload = scanners[side.rawValue].payload(of: frame)
                     uninspectedBytes += payload.readableBytes
                     uninspected.append(UninspectedFrame(direction: side.inbound, header: header, payload: payload, time: time!))
+                    if batchIsFull {
+                        // A read of many small frames: the full batch is forwarded and flushed
+                        // first (inspection never holds bytes back), then inspected here, so the
+                        // queue never holds more than one batch whatever a read carries.
+                        forward(&run, from: side, into: &actions)
+                        if attached[side.other.rawValue] { actions.append(.flush(side.other)) }
+                        inspectNow(into: &actions)
+                        bufferCounted = false
+                    }
                 }
             }
             forward(&run, from: side, into: &actions)
@@ -118,18 +130,27 @@ extension SessionCore {
     func readComplete(on side: SessionSide, into actions: inout [SessionAction]) {
         if attached[side.other.rawValue] { actions.append(.flush(side.other)) }
         guard !uninspected.isEmpty else { return }
-        let limits = configuration.limits
-        if limits.inspectionDelay <= .zero || uninspected.count >= limits.inspectionBatchFrames
-            || uninspectedBytes >= limits.inspectionBatchBytes {
-            if inspectionArmed {
-                inspectionArmed = false
-                actions.append(.cancel(.inspection))
-            }
-            inspectPending(into: &actions)
+        if configuration.limits.inspectionDelay <= .zero || batchIsFull {
+            inspectNow(into: &actions)
         } else if !inspectionArmed {
             inspectionArmed = true
-            actions.append(.schedule(.inspection, limits.inspectionDelay))
+            actions.append(.schedule(.inspection, configuration.limits.inspectionDelay))
         }
+    }
+
+    /// The waiting frames fill a batch (``RelayLimits/inspectionBatchFrames`` or ``RelayLimits/inspectionBatchBytes``).
+    private var batchIsFull: Bool {
+        uninspected.count >= configuration.limits.inspectionBatchFrames
+            || uninspectedBytes >= configuration.limits.inspectionBatchBytes
+    }
+
+    /// Inspects what waits now, cancelling the timer that would have.
+    private func inspectNow(into actions: inout [SessionAction]) {
+        if inspectionArmed {
+            inspectionArmed = false
+            actions.append(.cancel(.inspection))
+        }
+        inspectPending(into: &actions)
     }
 
     /// Decodes (and reports) the forwarded frames that wait, in the order they were read. Called

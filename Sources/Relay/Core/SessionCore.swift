@@ -43,8 +43,9 @@ final class SessionCore {
     var assemblers: [WebSocketMessageAssembler]
     let allocator: ByteBufferAllocator
     /// Data frames forwarded and not yet decoded, both directions in the order they were read:
-    /// at most ``RelayLimits/inspectionBatchFrames`` frames or ``RelayLimits/inspectionBatchBytes``
-    /// (``uninspectedBytes``) plus what the read that reached either added (one read's worth).
+    /// at most ``RelayLimits/inspectionBatchFrames`` frames, and ``RelayLimits/inspectionBatchBytes``
+    /// (``uninspectedBytes``) plus the frame that filled the batch: a full batch is inspected at
+    /// once, inside the read that filled it if need be.
     var uninspected: [UninspectedFrame] = []
     /// What ``uninspected`` holds: its payloads, plus the whole buffer of each read they came in
     /// (a slice keeps its read's buffer alive).

@@ -31,8 +31,8 @@ public final class HistoryObserver: RelayObserver, Sendable {
             guard frame.flags.hasMoreComing else { return }
             history.frame(sessionID: frame.sessionID, direction: frame.direction, number: frame.number, flags: frame.flags,
                           wireBytes: frame.wireBytes, time: frame.time?.analyzerSeconds ?? Self.now())
-        case .ack(let sessionID, let direction, let ack):
-            history.ack(sessionID: sessionID, ack, from: direction, time: Self.now())
+        case .ack(let sessionID, let direction, let ack, let time):
+            history.ack(sessionID: sessionID, ack, from: direction, time: time?.analyzerSeconds ?? Self.now())
         case .sessionOpened(let info):
             let description = SessionDescription(
                 id: info.id, clientAddress: info.clientAddress + (info.clientPort.map { ":\($0)" } ?? ""), user: info.user,

@@ -188,9 +188,10 @@ struct LogLine {
                 ("payloadBytes", .int(frame.payloadBytes))], time: frame.time)
     }
 
-    func ack(_ id: UInt64, _ direction: BLIPDirection, _ ack: AckInfo) -> LineBuilder {
+    func ack(_ id: UInt64, _ direction: BLIPDirection, _ ack: AckInfo, at time: ReceiptTime? = nil) -> LineBuilder {
         fields([("event", .text("ack")), ("session", .int(Int(id))), ("dir", .text(direction.arrow)),
-                ("type", .text(ack.type.description)), ("number", .int(Int(ack.number))), ("bytes", .int(Int(ack.bytes)))])
+                ("type", .text(ack.type.description)), ("number", .int(Int(ack.number))), ("bytes", .int(Int(ack.bytes)))],
+               time: time)
     }
 
     func verdict(_ verdict: VerdictEvent) -> LineBuilder {

@@ -68,8 +68,8 @@ public struct LoggingObserver: RelayObserver {
             if level <= .warning { emit(.warning, line.decodeError(id, direction, error)) }
         case .frame(let frame):
             if level <= .debug { emit(.debug, line.frame(frame)) }
-        case .ack(let id, let direction, let ack):
-            if level <= .debug { emit(.debug, line.ack(id, direction, ack)) }
+        case .ack(let id, let direction, let ack, let time):
+            if level <= .debug { emit(.debug, line.ack(id, direction, ack, at: time)) }
         case .flowControl(let id, let direction, let paused):
             if level <= .debug { emit(.debug, line.flow(id, direction, paused)) }
         case .verdict(let verdict):

@@ -57,7 +57,8 @@ public enum RelayEvent: Sendable {
     /// A message is complete.
     case message(MessageEvent)
     /// An ACK frame passed (wire-format reference §5).
-    case ack(sessionID: UInt64, direction: BLIPDirection, ack: AckInfo)
+    /// `time`: when the relay read it (nil: now, as the event is seen).
+    case ack(sessionID: UInt64, direction: BLIPDirection, ack: AckInfo, time: ReceiptTime? = nil)
     /// Decoding failed; in pass-through the traffic was still forwarded unchanged.
     case decodeError(sessionID: UInt64, direction: BLIPDirection, error: RelayError)
     /// Reading from `side`'s source stopped (the other side's write buffer is full) or resumed.

@@ -14,7 +14,7 @@ public struct RelayEventInterests: OptionSet, Sendable {
     public static let frames = RelayEventInterests(rawValue: 4)
     /// Every WebSocket data message as a ``RelayEvent/frame(_:)`` with ``FrameEvent/bytes`` set:
     /// ACKs and frames the decoder could not read included (capture). An observer with both this
-    /// and ``frames`` still gets ACKs as ``RelayEvent/ack(sessionID:direction:ack:)`` too.
+    /// and ``frames`` still gets ACKs as ``RelayEvent/ack(sessionID:direction:ack:time:)`` too.
     public static let frameBytes = RelayEventInterests(rawValue: 8)
     /// Complete messages read by the session's one replication ``SessionAnalyzer``: the session
     /// creates it at open (``SessionInfo/analyzer``), feeds it every message and ACK, sets
@@ -66,11 +66,11 @@ struct ObserverSet: Sendable {
             if interests.contains(.frameBytes) {
                 observer.observe(.frame(frame))
                 if let ack, interests.contains(.frames) {
-                    observer.observe(.ack(sessionID: frame.sessionID, direction: frame.direction, ack: ack))
+                    observer.observe(.ack(sessionID: frame.sessionID, direction: frame.direction, ack: ack, time: frame.time))
                 }
             } else if interests.contains(.frames), decoded {
                 if let ack {
-                    observer.observe(.ack(sessionID: frame.sessionID, direction: frame.direction, ack: ack))
+                    observer.observe(.ack(sessionID: frame.sessionID, direction: frame.direction, ack: ack, time: frame.time))
                 } else {
                     var plain = frame
                     plain.bytes = nil

@@ -124,18 +124,40 @@ struct SessionCorePlaybookTests {
         #expect(times.last.map { between <= $0 && $0 <= after } == true, "stamped when the upstream's read came in")
     }
 
-    @Test("inspection: a full batch is decoded at the end of its read, and the armed timer is cancelled")
+    @Test("inspection: a full batch is decoded as soon as it fills, after its bytes are flushed, and the armed timer is cancelled")
     func fullInspectionBatch() throws {
         let play = Playbook { $0.limits.inspectionBatchFrames = 2 }
         let first = try play.clientFrame(.request(profile: "one", noReply: true))
         _ = play.on(.bytes(.client, first))
         #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .schedule(.inspection, .milliseconds(5))])
         let second = try play.clientFrame(.request(profile: "two", noReply: true))
-        _ = play.on(.bytes(.client, second))
-        #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .cancel(.inspection)])
+        #expect(play.on(.bytes(.client, second)) == [.write(.upstream, second), .flush(.upstream), .cancel(.inspection)])
         #expect(Self.messages(play).map(\.1) == ["one", "two"])
+        #expect(play.on(.readComplete(.client)) == [.flush(.upstream)])
         #expect(play.on(.timerFired(.inspection)) == [], "a late timer finds nothing to do")
         #expect(Self.messages(play).count == 2)
+    }
+
+    @Test("inspection: one read of many small frames never queues more than a batch; every frame is forwarded before it is decoded")
+    func readOfManyFrames() throws {
+        let play = Playbook { $0.limits.inspectionBatchFrames = 2 }
+        let profiles = ["a", "b", "c", "d", "e"]
+        var frames: [ByteBuffer] = []
+        for profile in profiles { frames.append(try play.clientFrame(.request(profile: profile, noReply: true))) }
+        var read = ByteBuffer()
+        for frame in frames { read.writeImmutableBuffer(frame) }
+        let actions = play.on(.bytes(.client, read))
+        // Frames a–b and c–d each fill the batch: written and flushed, then decoded; e waits.
+        let written = actions.compactMap { action -> [UInt8]? in
+            if case .write(.upstream, let bytes) = action { return Array(bytes.readableBytesView) } else { return nil }
+        }
+        #expect(written.flatMap { $0 } == Array(read.readableBytesView), "the read's bytes leave unchanged, in order")
+        #expect(actions.filter { $0 == .flush(.upstream) }.count == 2)
+        #expect(Self.messages(play).map(\.1) == ["a", "b", "c", "d"])
+        #expect(play.core.uninspected.count == 1)
+        #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .schedule(.inspection, .milliseconds(5))])
+        #expect(play.on(.timerFired(.inspection)) == [])
+        #expect(Self.messages(play).map(\.1) == profiles, "each once, in the order read")
     }
 
     @Test("inspection: bytes fill a batch as frames do, a read's whole buffer counted once")
