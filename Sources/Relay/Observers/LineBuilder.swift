@@ -197,6 +197,7 @@ struct LineBuilder: ~Copyable {
 
     /// A static key is written as it is, JSON or not: the log's keys are plain words, with no
     /// quote, backslash or control character to escape.
+    @inline(__always)
     private mutating func beginField(_ key: StaticString) {
         let length = key.utf8CodeUnitCount
         assert(!Self.needsJSONEscape(UnsafeRawBufferPointer(start: key.utf8Start, count: length)), "log keys are plain words")
@@ -352,12 +353,14 @@ struct LineBuilder: ~Copyable {
         putShort(source, value.count)
     }
 
+    @inline(__always)
     private mutating func byte(_ value: UInt8) {
         reserve(1)
         put(value)
     }
 
     /// Writes within reserved room.
+    @inline(__always)
     private mutating func put(_ value: UInt8) {
         base[count] = value
         count += 1
@@ -365,6 +368,7 @@ struct LineBuilder: ~Copyable {
 
     /// Writes within reserved room: a few bytes (a key, a word) as two overlapping loads and
     /// stores (the first and last 8 or 4 bytes), not through a `memcpy` call.
+    @inline(__always)
     private mutating func putShort(_ source: UnsafeRawPointer, _ length: Int) {
         let destination = UnsafeMutableRawPointer(base + count)
         switch length {
@@ -396,8 +400,13 @@ struct LineBuilder: ~Copyable {
     }
 
     /// Makes room for `extra` more bytes (doubling the buffer as it grows).
+    @inline(__always)
     private mutating func reserve(_ extra: Int) {
-        guard count + extra > capacity else { return }
+        if count + extra > capacity { grow(extra) }
+    }
+
+    @inline(never)
+    private mutating func grow(_ extra: Int) {
         let grown = max(2 * capacity, count + extra)
         let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
         moved.initialize(from: base, count: count)

@@ -15,36 +15,29 @@ import Relay
 /// Setting the level or metadata replaces the state (value semantics, as swift-log asks).
 struct LineLogHandler: LogHandler {
     final class Sink: LogLineSink, @unchecked Sendable {
-        // The buffer is shared by every event loop thread: `lock` guards it; `writeLock` keeps
-        // batches in order while one is written outside the buffer lock.
-        private let lock = NSLock()
-        private let writeLock = NSLock()
-        /// Only touched under `lock`, so the runtime's exclusivity check is left out.
-        @exclusivity(unchecked) private var pending: [UInt8] = []
-        private let descriptor: Int32
-        private let ownsDescriptor: Bool
-        private var timer: DispatchSourceTimer?
-
         /// Bytes that trigger an immediate write.
         static let batchBytes = 64 * 1024
         /// The longest a line waits in memory.
         static let flushInterval = DispatchTimeInterval.milliseconds(200)
 
+        /// The lines and the file: the flush timer holds it, not the sink. (A `weak` reference to
+        /// the sink would give it a side table, and every retain and release of it — one each per
+        /// logged message — would take the runtime's slow path.)
+        private let batch: Batch
+        private let timer: DispatchSourceTimer
+
         init(descriptor: Int32, ownsDescriptor: Bool) {
-            self.descriptor = descriptor
-            self.ownsDescriptor = ownsDescriptor
-            pending.reserveCapacity(Self.batchBytes * 2)
-            let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+            let batch = Batch(descriptor: descriptor, ownsDescriptor: ownsDescriptor)
+            self.batch = batch
+            timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
             timer.schedule(deadline: .now() + Self.flushInterval, repeating: Self.flushInterval)
-            timer.setEventHandler { [weak self] in self?.flush() }
+            timer.setEventHandler { batch.flush() }
             timer.resume()
-            self.timer = timer
         }
 
         deinit {
-            timer?.cancel()
-            flush()
-            if ownsDescriptor { close(descriptor) }
+            timer.cancel()
+            batch.flush()
         }
 
         static let standardOutput = Sink(descriptor: STDOUT_FILENO, ownsDescriptor: false)
@@ -57,6 +50,38 @@ struct LineLogHandler: LogHandler {
             return Sink(descriptor: descriptor, ownsDescriptor: true)
         }
 
+        func write(_ line: String) { batch.write(line) }
+
+        /// Lines as bytes, newlines included (the relay's ``LoggingObserver`` writes here).
+        func write(lines: UnsafeRawBufferPointer) { batch.write(lines: lines) }
+
+        /// Writes everything collected so far.
+        func flush() { batch.flush() }
+    }
+
+    /// A ``Sink``'s lines waiting in memory and the file they go to (closed when the last
+    /// holder, the sink or its timer, lets go).
+    private final class Batch: @unchecked Sendable {
+        // The buffer is shared by every event loop thread: `lock` guards it; `writeLock` keeps
+        // batches in order while one is written outside the buffer lock.
+        private let lock = NSLock()
+        private let writeLock = NSLock()
+        /// Only touched under `lock`, so the runtime's exclusivity check is left out.
+        @exclusivity(unchecked) private var pending: [UInt8] = []
+        private let descriptor: Int32
+        private let ownsDescriptor: Bool
+
+        init(descriptor: Int32, ownsDescriptor: Bool) {
+            self.descriptor = descriptor
+            self.ownsDescriptor = ownsDescriptor
+            pending.reserveCapacity(Sink.batchBytes * 2)
+        }
+
+        deinit {
+            flush()
+            if ownsDescriptor { close(descriptor) }
+        }
+
         func write(_ line: String) {
             lock.lock()
             let full = Self.append(line, to: &pending)
@@ -64,11 +89,10 @@ struct LineLogHandler: LogHandler {
             if full { flush() }
         }
 
-        /// Lines as bytes, newlines included (the relay's ``LoggingObserver`` writes here).
         func write(lines: UnsafeRawBufferPointer) {
             lock.lock()
             pending.append(contentsOf: lines)
-            let full = pending.count >= Self.batchBytes
+            let full = pending.count >= Sink.batchBytes
             lock.unlock()
             if full { flush() }
         }
@@ -79,17 +103,16 @@ struct LineLogHandler: LogHandler {
             let copied: Void? = line.utf8.withContiguousStorageIfAvailable { pending.append(contentsOf: $0) }
             if copied == nil { pending.append(contentsOf: line.utf8) }
             pending.append(0x0A)
-            return pending.count >= batchBytes
+            return pending.count >= Sink.batchBytes
         }
 
-        /// Writes everything collected so far.
         func flush() {
             writeLock.lock()
             defer { writeLock.unlock() }
             lock.lock()
             var batch: [UInt8] = []
             swap(&batch, &pending)
-            pending.reserveCapacity(Self.batchBytes * 2)
+            pending.reserveCapacity(Sink.batchBytes * 2)
             lock.unlock()
             var offset = 0
             batch.withUnsafeBytes { bytes in
