@@ -37,6 +37,25 @@ struct LineWriter {
         }
     }
 
+    /// As ``withText(_:_:)``, with `context` lent to `write` as an argument: a closure that
+    /// captured a large value instead would copy it.
+    static func withText<Context: ~Copyable>(_ context: borrowing Context, _ write: (borrowing Context, inout LineWriter) -> Void,
+                                  _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        let length = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: stackCapacity) { buffer in
+            var writer = LineWriter(buffer: buffer)
+            write(context, &writer)
+            if writer.fits { body(writer.written) }
+            return writer.count
+        }
+        guard length > stackCapacity else { return }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
+            var writer = LineWriter(buffer: buffer)
+            write(context, &writer)
+            assert(writer.fits, "a line's pieces changed between two runs")
+            body(writer.written)
+        }
+    }
+
     private init(buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
 
     private var fits: Bool { count <= buffer.count }

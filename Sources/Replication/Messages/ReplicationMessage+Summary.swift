@@ -4,49 +4,67 @@ extension ReplicationMessage {
     /// One line in protocol terms, e.g. `changes 12 revs seq 100…112`, and for a reply the
     /// request's line then the outcome: `changes 12 revs seq 100…112 → wants 10`.
     ///
-    /// Built for every message the relay logs, so written by one ``LineWriter``: an unknown
-    /// profile's pieces straight into it, the others made first (a closure that read the
-    /// message would capture, and copy, all of it). The request's line is read in its box.
+    /// Built for every message the relay logs, so written by one ``LineWriter``, straight from
+    /// the message's fields (the request's read in its box); only known profiles' pieces are
+    /// made as strings first.
     public var summary: String {
-        let parts = summaryParts
-        if let whole = parts.whole { return whole }
-        return LineWriter.text { parts.append(to: &$0) }
+        if let whole = wholeSummary { return whole }
+        var text = ""
+        withSummaryUTF8 { text = String(decoding: $0, as: UTF8.self) }
+        return text
     }
 
     /// Lends `body` the UTF-8 bytes of ``summary`` without making a String of them (the relay
     /// copies them into its log line); the bytes are valid only during the call. They are valid
     /// UTF-8: the line is written from whole strings and from ASCII cut anywhere (hex digests,
     /// base64 source IDs, digits), never from a string cut inside a character.
-    public func withSummaryUTF8(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
-        let parts = summaryParts
-        if var whole = parts.whole { return whole.withUTF8(body) }
-        LineWriter.withText({ parts.append(to: &$0) }, body)
+    public borrowing func withSummaryUTF8(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        if var whole = wholeSummary { return whole.withUTF8(body) }
+        // The message goes in as an argument: a closure that captured `self` would copy it.
+        LineWriter.withText(self, { message, line in message.appendSummary(to: &line) }, body)
     }
 
-    private var summaryParts: SummaryParts {
-        let head: SummaryPiece
-        var outcome: SummaryPiece?
-        if type == .request {
-            head = requestPiece
-        } else {
-            if let requestBox {
-                head = requestBox.withMessage { $0.requestPiece }
-            } else {
-                head = .text("\(profile ?? "reply") #\(number)")
-            }
-            outcome = replyPiece
+    /// The line when it is a known request's text alone (no collection), else nil.
+    private var wholeSummary: String? {
+        guard type == .request, collectionName == nil else { return nil }
+        if case .generic = content { return nil }
+        return requestSummary
+    }
+
+    /// `[collection] head → outcome`: the head is the request's line, the outcome a reply's.
+    private borrowing func appendSummary(to line: inout LineWriter) {
+        if let collectionName {
+            line.append("[")
+            line.append(collectionName)
+            line.append("] ")
         }
-        return SummaryParts(collection: collectionName, head: head, outcome: outcome)
+        guard type != .request else { return appendRequestPiece(to: &line) }
+        if let requestBox {
+            requestBox.withMessage { $0.appendRequestPiece(to: &line) }
+        } else {
+            line.append(profile ?? "reply")
+            line.append(" #")
+            line.append(decimal: number)
+        }
+        line.append(" → ")
+        appendReplyPiece(to: &line)
     }
 
-    private var requestPiece: SummaryPiece {
-        guard case .generic(let generic) = content else { return .text(requestSummary) }
-        return .size(of: profile ?? "(no profile)", generic.bodyBytes)
+    /// An unknown profile's line, `echo (300 B)`; a known one's ``requestSummary``.
+    private borrowing func appendRequestPiece(to line: inout LineWriter) {
+        guard case .generic(let generic) = content else { return line.append(requestSummary) }
+        line.append(profile ?? "(no profile)")
+        line.append(" (")
+        line.append(byteCount: generic.bodyBytes)
+        line.append(")")
     }
 
-    private var replyPiece: SummaryPiece {
-        guard case .generic(let generic) = content else { return .text(replySummary) }
-        return .size(of: nil, generic.bodyBytes)
+    /// A reply to an unknown profile, `(300 B)`; to a known one, ``replySummary``.
+    private borrowing func appendReplyPiece(to line: inout LineWriter) {
+        guard case .generic(let generic) = content else { return line.append(replySummary) }
+        line.append("(")
+        line.append(byteCount: generic.bodyBytes)
+        line.append(")")
     }
 
     var requestSummary: String {
@@ -80,7 +98,7 @@ extension ReplicationMessage {
         case .ping:
             return "PING"
         case .generic:
-            return requestPiece.text
+            return LineWriter.text { appendRequestPiece(to: &$0) }
         default:
             return "\(profile ?? "request") #\(number)"
         }
@@ -119,7 +137,7 @@ extension ReplicationMessage {
             return "\(RevID.abbreviate(reply.revID ?? "?")) (\(ByteCount.format(reply.bodyBytes)))"
                 + (reply.deleted ? " deleted" : "")
         case .generic:
-            return replyPiece.text
+            return LineWriter.text { appendReplyPiece(to: &$0) }
         default:
             return "ok"
         }
@@ -192,59 +210,6 @@ extension ReplicationMessage {
     static func abbreviateDigest(_ digest: String?) -> String {
         guard let digest else { return "?" }
         return digest.count > 14 ? digest.prefix(12) + "…" : digest
-    }
-}
-
-/// A summary line's pieces: `[collection] head → outcome`.
-private struct SummaryParts {
-    var collection: String?
-    var head: SummaryPiece
-    var outcome: SummaryPiece?
-
-    /// The line when it is the head's text alone.
-    var whole: String? {
-        guard collection == nil, outcome == nil, case .text(let text) = head else { return nil }
-        return text
-    }
-
-    func append(to line: inout LineWriter) {
-        if let collection {
-            line.append("[")
-            line.append(collection)
-            line.append("] ")
-        }
-        head.append(to: &line)
-        if let outcome {
-            line.append(" → ")
-            outcome.append(to: &line)
-        }
-    }
-}
-
-/// A piece of a summary line.
-private enum SummaryPiece {
-    case text(String)
-    /// An unknown profile's line, `echo (300 B)`, or its reply's outcome, `(300 B)` (no name).
-    case size(of: String?, Int)
-
-    func append(to line: inout LineWriter) {
-        switch self {
-        case .text(let text):
-            line.append(text)
-        case .size(let name, let bytes):
-            if let name {
-                line.append(name)
-                line.append(" ")
-            }
-            line.append("(")
-            line.append(byteCount: bytes)
-            line.append(")")
-        }
-    }
-
-    var text: String {
-        if case .text(let text) = self { return text }
-        return LineWriter.text { append(to: &$0) }
     }
 }
 
