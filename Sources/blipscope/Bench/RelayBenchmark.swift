@@ -21,6 +21,9 @@ struct RelayBenchmark {
     var adminPort: Int? = nil
     /// Also run every workload through Debian's nginx as a blind WebSocket proxy (``NginxProcess``).
     var nginx = false
+    /// Also run every workload through a bare SwiftNIO forwarder child (``ByteForwarder``, `bench
+    /// forward`): the CPU floor of the relay's library, placed as the relay is.
+    var floor = false
     /// The relay runs with `--deny-profile` ``deniedProfile``; each relayed connection first sends
     /// one such request (answered by the relay with an ERR), so both directions are re-encoded.
     var mediate = false
@@ -81,7 +84,18 @@ struct RelayBenchmark {
         }
     }
 
-    private enum Path: Hashable { case direct, relay, nginx }
+    private enum Path: Hashable {
+        case direct, relay, nginx, floor
+
+        var label: String {
+            switch self {
+            case .direct: return "direct"
+            case .relay: return "relay"
+            case .nginx: return "   same through nginx"
+            case .floor: return "   same through a bare NIO forwarder"
+            }
+        }
+    }
 
     struct Throughput {
         var seconds: Double
@@ -106,6 +120,10 @@ struct RelayBenchmark {
         let relay = try RelayProcess(upstreamPort: upstreamPort, logFile: logFile, extraArguments: relayArguments + pinning,
                                      binary: relayBinary)
         print("relay bench: \(goBlip == nil ? "" : "go-blip peers, ")echo server :\(upstreamPort), relay :\(relay.port) (pid \(relay.process.processIdentifier)), log \(logFile)")
+        // This build's forwarder even with --relay-binary: the floor is the library's, not a build's.
+        let forwarder = floor ? try RelayProcess(arguments: ["bench", "forward", "--upstream-port", "\(upstreamPort)"] + pinning) : nil
+        defer { forwarder?.stop() }
+        if let forwarder { print("bare NIO forwarder :\(forwarder.port) (pid \(forwarder.process.processIdentifier))") }
         print("placement \(placement.rawValue)" + (cpus.map { ": peers on CPU \($0.peers.map(String.init).joined(separator: ",")), "
             + "proxy on CPU \($0.proxy.map(String.init).joined(separator: ","))" } ?? ": left to the kernel"))
         print("\(rounds) rounds per workload, alternating; rates and ratios are medians over rounds (ratio range in brackets)")
@@ -119,10 +137,19 @@ struct RelayBenchmark {
         defer { watching?.close() }
         let proxy = nginx ? try NginxProcess(upstreamPort: upstreamPort, cpus: cpus?.proxy) : nil
         defer { proxy?.stop() }
+        // A path's CPU seconds so far.
+        func cpuSeconds(_ path: Path) -> Double {
+            switch path {
+            case .direct: return 0
+            case .relay: return relay.cpuSeconds
+            case .nginx: return proxy?.cpuSeconds ?? 0
+            case .floor: return forwarder?.cpuSeconds ?? 0
+            }
+        }
 
         for workload in Workload.all where only.contains(workload.letter) {
             let (name, request, total, inFlight) = (workload.name, workload.request, count(workload.roundTrips), workload.inFlight)
-            let paths: [Path] = [.direct, .relay] + (proxy == nil ? [] : [.nginx])
+            let paths: [Path] = [.direct, .relay] + (proxy == nil ? [] : [.nginx]) + (forwarder == nil ? [] : [.floor])
             var rates: [Path: [Double]] = [:]
             var ratios: [Path: [Double]] = [:]
             var cpu: [Path: Double] = [:]
@@ -130,11 +157,16 @@ struct RelayBenchmark {
                 // Alternate the order so that a drift of the machine favours no path.
                 var roundRates: [Path: Double] = [:]
                 for path in round.isMultiple(of: 2) ? paths : paths.reversed() {
-                    let before = path == .relay ? relay.cpuSeconds : (proxy?.cpuSeconds ?? 0)
-                    let port = path == .direct ? upstreamPort : path == .relay ? relay.port : proxy!.port
+                    let before = cpuSeconds(path)
+                    let port = switch path {
+                    case .direct: upstreamPort
+                    case .relay: relay.port
+                    case .nginx: proxy!.port
+                    case .floor: forwarder!.port
+                    }
                     let result = try await measure(port: port, workload: workload, count: total, inFlight: inFlight, group: group,
                                                    denyFirst: mediate && path == .relay)
-                    if path != .direct { cpu[path, default: 0] += (path == .relay ? relay.cpuSeconds : proxy!.cpuSeconds) - before }
+                    if path != .direct { cpu[path, default: 0] += cpuSeconds(path) - before }
                     roundRates[path] = Double(total) / result.seconds
                 }
                 for path in paths {
@@ -147,7 +179,7 @@ struct RelayBenchmark {
                 let rate = Self.median(rates[path]!)
                 let spread = ratios[path]!.count > 1
                     ? String(format: " (%.2f–%.2f)", ratios[path]!.min()!, ratios[path]!.max()!) : ""
-                print((path == .relay ? name : "   same through nginx").padded(to: 38),
+                print((path == .relay ? name : path.label).padded(to: 38),
                       (path == .relay ? format(directRate) : "").padded(to: 13), format(rate).padded(to: 12),
                       (String(format: "%.2f", Self.median(ratios[path]!)) + spread).padded(to: 18),
                       String(format: "%.1f", Double(request.body.readableBytes * 2) * rate / 1e6).padded(to: 11),
@@ -156,6 +188,11 @@ struct RelayBenchmark {
             if let relayCPU = cpu[.relay], let nginxCPU = cpu[.nginx], nginxCPU > 0 {
                 print(String(format: "   relay against nginx: CPU %.2f×, median ratio %+.2f", relayCPU / nginxCPU,
                              Self.median(ratios[.relay]!) - Self.median(ratios[.nginx]!)))
+            }
+            if let floorCPU = cpu[.floor], floorCPU > 0 {
+                var line = String(format: "   bare NIO forwarder: relay CPU %.2f× of it", cpu[.relay]! / floorCPU)
+                if let nginxCPU = cpu[.nginx], nginxCPU > 0 { line += String(format: ", it %.2f× nginx's", floorCPU / nginxCPU) }
+                print(line)
             }
         }
         print("relay peak RSS so far: \(relay.memoryKiB("VmHWM") / 1024) MiB")

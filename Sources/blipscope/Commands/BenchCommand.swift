@@ -1,12 +1,15 @@
 import ArgumentParser
 import Foundation
+import NIOCore
+import NIOPosix
+import Relay
 import Replication
 
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks, to run in release mode (make release).",
-        subcommands: [CodecBench.self, RelayBench.self, InstructionsBench.self, PullBench.self, PolicyBench.self, AnalyzerBench.self, SoakBench.self]
+        subcommands: [CodecBench.self, RelayBench.self, ForwardBench.self, InstructionsBench.self, PullBench.self, PolicyBench.self, AnalyzerBench.self, SoakBench.self]
     )
 }
 
@@ -60,6 +63,9 @@ struct RelayBench: AsyncParsableCommand {
     @Flag(help: "Also run the workloads through Debian's nginx as a blind WebSocket proxy, for comparison.")
     var nginx = false
 
+    @Flag(help: "Also run the workloads through a bare SwiftNIO TCP forwarder (bytes copied both ways, nothing decoded or logged): the CPU floor of the relay's library on this machine.")
+    var floor = false
+
     @Flag(help: "Mediate: the relay denies one request at the start of each session, so both directions are re-encoded (renumbered, CRC recomputed) from then on.")
     var mediate = false
 
@@ -101,11 +107,41 @@ struct RelayBench: AsyncParsableCommand {
         for (index, placement) in placements.enumerated() {
             if index > 0 { print() }
             try await RelayBenchmark(scale: scale, rounds: max(1, rounds), placement: placement, only: Set(only.uppercased()), relayArguments: arguments, viewers: viewers, adminPort: adminPort,
-                                     nginx: nginx,
+                                     nginx: nginx, floor: floor,
                                      mediate: mediate || redeflate, denyCompressed: redeflate,
                                      goBlip: goblip.map { GoBlipPeers(path: $0) }, relayBinary: relayBinary).run()
         }
         if let captureDirectory { try CaptureBenchReport(directory: captureDirectory).print() }
+    }
+}
+
+/// `bench forward`: the bare forwarder `bench relay --floor` runs as a child process.
+struct ForwardBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forward",
+        abstract: "A bare TCP forwarder on SwiftNIO (the floor bench relay --floor measures): copies bytes to and from 127.0.0.1:PORT.",
+        shouldDisplay: false
+    )
+
+    @Option(help: "The port on 127.0.0.1 to forward to.")
+    var upstreamPort: Int
+
+    @Option(help: "The port on 127.0.0.1 to listen on (0: any free one).")
+    var listenPort = 0
+
+    @Option(help: "Event loop threads (default: one per core, as the relay).")
+    var threads = System.coreCount
+
+    @Option(help: "Pin the event loops to these CPUs (as relay --cpus).")
+    var cpus: String?
+
+    func run() async throws {
+        let affinity = try cpus.map { try CPUAffinity(parsing: $0) }
+        let group = affinity?.makeEventLoopGroup() ?? MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
+        let listener = try await ByteForwarder.start(listenPort: listenPort, upstreamPort: upstreamPort, group: group)
+        FileHandleOutput.standardError("blipscope forwarder listening on 127.0.0.1:\(listener.localAddress?.port ?? 0), upstream 127.0.0.1:\(upstreamPort)")
+        // Runs until interrupted (SIGINT ends the process, as for the bench's other children).
+        try await listener.closeFuture.get()
     }
 }
 

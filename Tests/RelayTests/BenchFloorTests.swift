@@ -1,0 +1,56 @@
+import BLIPCore
+import BLIPNIO
+import BLIPTestSupport
+import Foundation
+import NIOCore
+import NIOPosix
+import Testing
+
+/// `bench forward`, the bare SwiftNIO forwarder, and `bench relay --floor`, which measures the
+/// relay's CPU against it.
+@Suite struct BenchFloorTests {
+    @Test("a BLIP session through the bare forwarder gets every echo, compressed or not, byte for byte")
+    func forwarderCarriesABLIPSession() async throws {
+        let peers = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var upstreamConfiguration = BLIPWebSocketServer.Configuration()
+        upstreamConfiguration.onRequest = RelayHarness.echo
+        let upstream = try await BLIPWebSocketServer.start(upstreamConfiguration, group: peers)
+        let forwarder = try BlipscopeExecutable.start(["bench", "forward", "--upstream-port", "\(upstream.localAddress.port!)",
+                                                      "--threads", "1"])
+        let port = try await forwarder.announcedPort()
+
+        var client = BLIPWebSocketClient.Configuration()
+        client.port = port
+        client.subprotocols = ["BLIP_3+CBMobile_3"]
+        let frozen = client
+        let outcome = try await withTimeout { try await BLIPWebSocketClient.connect(frozen, group: peers) }
+        let connection = try #require(outcome.connection)
+        // Bodies large enough to take several reads and writes on each side.
+        for (index, size) in [1, 300, 70_000, 1 << 20].enumerated() {
+            let body = String(repeating: "{\"seq\":\(index)}", count: max(1, size / 10))
+            let reply = try await withTimeout {
+                try await connection.request(.request(profile: "echo", body: ByteBuffer(string: body), compressed: index.isMultiple(of: 2)))
+            }
+            #expect(String(buffer: reply.body) == body, "echo \(index) of \(body.utf8.count) bytes")
+        }
+        try await connection.close()
+        _ = try await forwarder.stop()  // SIGINT, as the bench ends it; throws if it does not end
+        try? await upstream.close()
+        try await peers.shutdownGracefully()
+    }
+
+    @Test("bench relay --floor reports the forwarder's line and the relay's CPU against it")
+    func relayBenchReportsTheFloor() async throws {
+        let finished = try await BlipscopeExecutable.run(
+            ["bench", "relay", "--floor", "--placement", "free", "--rounds", "1", "--scale", "0.1", "--only", "A"], within: 300)
+        #expect(finished.status == 0, "\(finished.errors)")
+        let lines = finished.output.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("bare NIO forwarder :") })
+        let floor = try #require(lines.first { $0.hasPrefix("   same through a bare NIO forwarder") }, "\(finished.output)")
+        // msg/s, ratio, MB/s, CPU: numbers, the rate above zero.
+        let numbers = floor.split(separator: " ").compactMap { Double($0) }
+        #expect(numbers.count >= 3 && numbers[0] > 0, "\(floor)")
+        let against = try #require(lines.first { $0.hasPrefix("   bare NIO forwarder: relay CPU ") }, "\(finished.output)")
+        #expect(against.hasSuffix("× of it"), "\(against)")
+    }
+}
