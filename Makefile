@@ -7,7 +7,8 @@
 SWIFT ?= swift
 # chromium, python3 and a font: the web view's browser test (headless Chromium over the DevTools protocol).
 SYSTEM_PACKAGES := libpcap-dev zlib1g-dev libisal-dev libssl-dev tshark openssl prometheus chromium python3 fonts-dejavu-core
-# `make bench` also compares the relay with nginx as a blind WebSocket proxy.
+# `make bench` also compares the relay with nginx as a blind WebSocket proxy and with a bare
+# SwiftNIO TCP forwarder (the CPU floor of its library).
 BENCH_PACKAGES := nginx-light
 BIN := .build/release/blipscope
 
@@ -67,8 +68,8 @@ demo: release
 bench:
 	$(MAKE) release EXTRA_PACKAGES="$(BENCH_PACKAGES)"
 	$(BIN) bench codec
-	$(BIN) bench relay --nginx --placement spread,free
-	@if [ -n "$$BLIPSCOPE_GOBLIP_PEER" ]; then $(BIN) bench relay --nginx --placement free --goblip "$$BLIPSCOPE_GOBLIP_PEER"; fi
+	$(BIN) bench relay --nginx --floor --placement spread,free
+	@if [ -n "$$BLIPSCOPE_GOBLIP_PEER" ]; then $(BIN) bench relay --nginx --floor --placement free --goblip "$$BLIPSCOPE_GOBLIP_PEER"; fi
 	@if [ -n "$$BLIPSCOPE_VALGRIND" ]; then $(BIN) bench instructions; fi
 	$(BIN) bench pull
 	$(BIN) bench analyzer

@@ -21,7 +21,9 @@ struct LineBuilder: ~Copyable {
     private var count = 0
     private var capacity: Int
     private let json: Bool
-    private let scratch: LineScratch
+    /// The thread's scratch, held by its thread-specific slot (not retained here: a line lives
+    /// within one call on that thread).
+    private let scratch: Unmanaged<LineScratch>
     /// Set once raw bytes with a byte ≥ 0x80 went in: the line then needs validating.
     private var unvalidated = false
 
@@ -31,8 +33,8 @@ struct LineBuilder: ~Copyable {
     /// `time`: the line's timestamp (nil: now).
     init(json: Bool, event: StaticString?, time: CaptureTimestamp? = nil) {
         self.json = json
-        scratch = LineScratch.current
-        if let kept = scratch.takeBuffer() {
+        scratch = LineScratch.currentUnretained
+        if let kept = scratch._withUnsafeGuaranteedRef({ $0.takeBuffer() }) {
             (base, capacity) = kept
         } else {
             capacity = Self.initialCapacity
@@ -41,9 +43,11 @@ struct LineBuilder: ~Copyable {
         if json { append("{\"time\":\"") }
         reserve(LogTimestamp.length)
         if let time {
-            scratch.writeTimestamp(seconds: Int(time.seconds), microseconds: Int(time.nanoseconds / 1000), to: base + count)
+            let out = base + count
+            scratch._withUnsafeGuaranteedRef { $0.writeTimestamp(seconds: Int(time.seconds), microseconds: Int(time.nanoseconds / 1000), to: out) }
         } else {
-            scratch.writeTimestamp(to: base + count)
+            let out = base + count
+            scratch._withUnsafeGuaranteedRef { $0.writeTimestamp(to: out) }
         }
         count += LogTimestamp.length
         if json {
@@ -52,7 +56,10 @@ struct LineBuilder: ~Copyable {
         }
     }
 
-    deinit { scratch.giveBack(base, capacity: capacity) }
+    deinit {
+        let (base, capacity) = (base, capacity)
+        scratch._withUnsafeGuaranteedRef { $0.giveBack(base, capacity: capacity) }
+    }
 
     consuming func finish() -> String {
         if json { byte(0x7D) }

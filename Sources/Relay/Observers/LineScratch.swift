@@ -32,10 +32,13 @@ final class LineScratch {
 
     /// The calling thread's scratch, made on first use and freed when the thread ends. Valid
     /// only for synchronous use on that thread (not across a suspension point).
-    static var current: LineScratch {
-        if let raw = pthread_getspecific(key) { return Unmanaged<LineScratch>.fromOpaque(raw).takeUnretainedValue() }
-        let scratch = LineScratch()
-        pthread_setspecific(key, Unmanaged.passRetained(scratch).toOpaque())
+    static var current: LineScratch { currentUnretained.takeUnretainedValue() }
+
+    /// ``current`` without a retain: the thread's slot holds it until the thread ends.
+    static var currentUnretained: Unmanaged<LineScratch> {
+        if let raw = pthread_getspecific(key) { return Unmanaged<LineScratch>.fromOpaque(raw) }
+        let scratch = Unmanaged.passRetained(LineScratch())
+        pthread_setspecific(key, scratch.toOpaque())
         return scratch
     }
 
