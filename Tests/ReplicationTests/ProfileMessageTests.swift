@@ -64,6 +64,30 @@ struct ProfileMessageTests {
         #expect(typedReply.summary == item.summary)
     }
 
+    @Test("a summary longer than the line writer's stack buffer reads whole, in a collection, and lent as bytes the same")
+    func longSummaries() {
+        let channels = (0..<120).map { "channel-\($0)" }.joined(separator: ",")
+        let context = MessageContext(collections: [CollectionPath(parsing: "inv.hotels")])
+        let sent = ReplicationMessage(request("subChanges", 3, [("collection", "0"), ("channels", channels)]), context: context)
+        let answer = ReplicationMessage(reply(3), answering: sent, context: context)
+        let expected = "[inv.hotels] subChanges since=start one-shot channels=\(channels) → ok"
+        #expect(expected.utf8.count > LineWriter.stackCapacity)
+        #expect(answer.summary == expected)
+        var lent = ""
+        answer.withSummaryUTF8 { lent = String(decoding: $0, as: UTF8.self) }
+        #expect(lent == expected)
+    }
+
+    @Test("a reply whose request was not seen reads by its number; an unknown profile's by its size")
+    func repliesWithoutTheirRequest() {
+        let orphan = ReplicationMessage(reply(16, body: "hello"))
+        #expect(orphan.summary == "reply #16 → (5 B)")
+        var withoutProfile = BLIPMessage(type: .request, number: 17, properties: Properties([("seq", "1")]), body: bytes("abc"))
+        withoutProfile.number = 17
+        let unnamed = ReplicationMessage(withoutProfile)
+        #expect(unnamed.summary == "(no profile) (3 B)")
+    }
+
     @Test("changes entries and the reply's ancestor lists")
     func changesFields() throws {
         let (sent, answer) = exchange(request("changes", 1, body: "[[\"s1\",\"d\",\"\(revA1)\",1,42],[7,\"e\",\"\(revA2)\"]]"),

@@ -4,9 +4,11 @@
 ///
 /// ``text(_:)`` writes into a stack buffer of ``stackCapacity`` bytes. A longer line is only
 /// measured there, and the closure runs a second time to write it into a buffer of its size,
-/// so the closure must append the same pieces each time it runs (no side effects).
+/// so the closure must append the same pieces each time it runs (no side effects). A summary
+/// writes a known profile's pieces as strings it builds, so a line past the stack buffer builds
+/// them twice: the buffer (stack memory, untouched beyond what a line writes) holds 1 KiB.
 struct LineWriter {
-    static let stackCapacity = 256
+    static let stackCapacity = 1024
 
     private let buffer: UnsafeMutableBufferPointer<UInt8>
     /// Bytes appended so far; past `buffer.count`, only counted.
