@@ -153,6 +153,8 @@ struct RelayBenchmark {
             var rates: [Path: [Double]] = [:]
             var ratios: [Path: [Double]] = [:]
             var cpu: [Path: Double] = [:]
+            // Each round's CPU seconds per path, for the per-round spread of the CPU ratios.
+            var roundCPU: [Path: [Double]] = [:]
             for round in 0..<rounds {
                 // Alternate the order so that a drift of the machine favours no path.
                 var roundRates: [Path: Double] = [:]
@@ -166,7 +168,11 @@ struct RelayBenchmark {
                     }
                     let result = try await measure(port: port, workload: workload, count: total, inFlight: inFlight, group: group,
                                                    denyFirst: mediate && path == .relay)
-                    if path != .direct { cpu[path, default: 0] += cpuSeconds(path) - before }
+                    if path != .direct {
+                        let used = cpuSeconds(path) - before
+                        cpu[path, default: 0] += used
+                        roundCPU[path, default: []].append(used)
+                    }
                     roundRates[path] = Double(total) / result.seconds
                 }
                 for path in paths {
@@ -186,12 +192,16 @@ struct RelayBenchmark {
                       String(format: "%.3f", cpu[path]! / Double(total * rounds) * 10_000))
             }
             if let relayCPU = cpu[.relay], let nginxCPU = cpu[.nginx], nginxCPU > 0 {
-                print(String(format: "   relay against nginx: CPU %.2f×, median ratio %+.2f", relayCPU / nginxCPU,
-                             Self.median(ratios[.relay]!) - Self.median(ratios[.nginx]!)))
+                print(String(format: "   relay against nginx: CPU %.2f×", relayCPU / nginxCPU)
+                      + Self.roundSpread(roundCPU[.relay]!, over: roundCPU[.nginx]!)
+                      + String(format: ", median ratio %+.2f", Self.median(ratios[.relay]!) - Self.median(ratios[.nginx]!)))
             }
             if let floorCPU = cpu[.floor], floorCPU > 0 {
                 var line = String(format: "   bare NIO forwarder: relay CPU %.2f× of it", cpu[.relay]! / floorCPU)
-                if let nginxCPU = cpu[.nginx], nginxCPU > 0 { line += String(format: ", it %.2f× nginx's", floorCPU / nginxCPU) }
+                    + Self.roundSpread(roundCPU[.relay]!, over: roundCPU[.floor]!)
+                if let nginxCPU = cpu[.nginx], nginxCPU > 0 {
+                    line += String(format: ", it %.2f× nginx's", floorCPU / nginxCPU) + Self.roundSpread(roundCPU[.floor]!, over: roundCPU[.nginx]!)
+                }
                 print(line)
             }
         }
@@ -262,6 +272,16 @@ struct RelayBenchmark {
         print(String(format: "E  %d idle sessions: relay RSS %d → %d MiB, %.1f KiB per session", idleCount,
                      before / 1024, after / 1024, Double(after - before) / Double(idleCount)))
         for connection in idle { try? await connection.close() }
+    }
+
+    /// ` (rounds 1.32–1.61)`: the range of one path's CPU over another's, round by round, when
+    /// there are several rounds and every one of them measured some CPU on both (the kernel counts
+    /// in ticks of 10 ms); else nothing.
+    static func roundSpread(_ numerators: [Double], over denominators: [Double]) -> String {
+        guard numerators.count > 1, numerators.count == denominators.count,
+              !numerators.contains(where: { $0 <= 0 }), !denominators.contains(where: { $0 <= 0 }) else { return "" }
+        let each = zip(numerators, denominators).map { $0 / $1 }
+        return String(format: " (rounds %.2f–%.2f)", each.min()!, each.max()!)
     }
 
     static func median(_ values: [Double]) -> Double {
