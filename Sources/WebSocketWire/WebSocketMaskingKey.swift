@@ -2,9 +2,9 @@ import NIOCore
 
 /// The 4-byte key a client masks its frames with (RFC 6455 §5.3).
 ///
-/// Masking XORs eight bytes at a time, with the key repeated across a 64-bit word, and only the
-/// last 0–7 bytes one by one; NIO's `webSocketUnmask` works byte by byte, several times slower
-/// on large payloads. Masking and unmasking are the same operation.
+/// Masking XORs 32 bytes at a time (two 16-byte vectors), then eight (the key repeated across a
+/// 64-bit word), and only the last 0–7 bytes one by one; NIO's `webSocketUnmask` works byte by
+/// byte, many times slower on large payloads. Masking and unmasking are the same operation.
 public struct WebSocketMaskingKey: Sendable, Hashable {
     public var bytes: (UInt8, UInt8, UInt8, UInt8)
 
@@ -78,6 +78,15 @@ public struct WebSocketMaskingKey: Sendable, Hashable {
         let wideKey = repeatedKey
         let count = source.count
         var position = 0
+        // 32 bytes a turn as two 16-byte vectors (SSE2 / NEON), then words, then bytes.
+        let vectorKey = unsafeBitCast(SIMD2<UInt64>(repeating: wideKey), to: SIMD16<UInt8>.self)
+        while position + 32 <= count {
+            let low = from.loadUnaligned(fromByteOffset: position, as: SIMD16<UInt8>.self)
+            let high = from.loadUnaligned(fromByteOffset: position + 16, as: SIMD16<UInt8>.self)
+            to.storeBytes(of: low ^ vectorKey, toByteOffset: position, as: SIMD16<UInt8>.self)
+            to.storeBytes(of: high ^ vectorKey, toByteOffset: position + 16, as: SIMD16<UInt8>.self)
+            position += 32
+        }
         while position + 8 <= count {
             let word = from.loadUnaligned(fromByteOffset: position, as: UInt64.self)
             to.storeBytes(of: word ^ wideKey, toByteOffset: position, as: UInt64.self)

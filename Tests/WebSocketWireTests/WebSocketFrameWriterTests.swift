@@ -25,19 +25,24 @@ import WebSocketWire
     }
 
     /// The relay's unmasked copy of a client frame: every byte by RFC 6455 §5.3's rule, at every
-    /// length around the eight-byte steps, from a slice that does not start at its storage's
-    /// start; the masked payload itself is left as it was.
+    /// length around the 32-byte vector and eight-byte word steps, from a slice that does not
+    /// start at its storage's start; the masked payload itself is left as it was. Unmasking in
+    /// place gives the same bytes.
     @Test func anAppliedCopyUnmasksEveryByteAndLeavesThePayloadAlone() {
         let key = WebSocketMaskingKey(0x12, 0x9A, 0xF0, 0x07)
-        var storage = ByteBuffer(bytes: (0..<64).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 5) })
+        var storage = ByteBuffer(bytes: (0..<160).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 5) })
         storage.moveReaderIndex(forwardBy: 3)
-        for length in 0...40 {
+        for length in 0...150 {
             let masked = storage.getSlice(at: storage.readerIndex, length: length)!
             let before = Array(masked.readableBytesView)
+            let expected = before.enumerated().map { $0.element ^ key[$0.offset] }
             let copy = key.applied(to: masked, allocator: ByteBufferAllocator())
             #expect(copy.readableBytes == length)
-            #expect(Array(copy.readableBytesView) == before.enumerated().map { $0.element ^ key[$0.offset] })
+            #expect(Array(copy.readableBytesView) == expected, "length \(length)")
             #expect(Array(masked.readableBytesView) == before)
+            var inPlace = ByteBuffer(bytes: before)
+            key.unmask(&inPlace)
+            #expect(Array(inPlace.readableBytesView) == expected, "in place, length \(length)")
         }
     }
 
