@@ -24,19 +24,7 @@ struct LineWriter {
     /// Lends `body` the UTF-8 bytes `write` appends, without making a String of them; the bytes
     /// are valid only during the call.
     static func withText(_ write: (inout LineWriter) -> Void, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
-        let length = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: stackCapacity) { buffer in
-            var writer = LineWriter(buffer: buffer)
-            write(&writer)
-            if writer.fits { body(writer.written) }
-            return writer.count
-        }
-        guard length > stackCapacity else { return }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
-            var writer = LineWriter(buffer: buffer)
-            write(&writer)
-            assert(writer.fits, "a line's pieces changed between two runs")
-            body(writer.written)
-        }
+        withText((), { _, line in write(&line) }, body)
     }
 
     /// As ``withText(_:_:)``, with `context` lent to `write` as an argument: a closure that

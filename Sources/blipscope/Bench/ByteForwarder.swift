@@ -7,8 +7,8 @@ import NIOPosix
 /// does any work of its own, so the relay's CPU can be read against it as well as against nginx.
 ///
 /// Each accepted connection gets one upstream connection on the same event loop; a side reads
-/// only while the other side's channel is writable (NIO's write-buffer water marks bound what
-/// a side holds).
+/// only while the other side's channel is writable, so what waits to be written on a side is at
+/// most NIO's write-buffer high-water mark plus one read batch of the other.
 enum ByteForwarder {
     /// Listens on 127.0.0.1:`listenPort` (0: any free port) and forwards every connection to
     /// 127.0.0.1:`upstreamPort`. Returns the listening channel.

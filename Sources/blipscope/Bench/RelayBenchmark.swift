@@ -87,10 +87,10 @@ struct RelayBenchmark {
     private enum Path: Hashable {
         case direct, relay, nginx, floor
 
-        var label: String {
+        /// The first column of a proxy's line: the workload's name for the relay, then the others'.
+        func label(workload: String) -> String {
             switch self {
-            case .direct: return "direct"
-            case .relay: return "relay"
+            case .direct, .relay: return workload
             case .nginx: return "   same through nginx"
             case .floor: return "   same through a bare NIO forwarder"
             }
@@ -185,7 +185,7 @@ struct RelayBenchmark {
                 let rate = Self.median(rates[path]!)
                 let spread = ratios[path]!.count > 1
                     ? String(format: " (%.2f–%.2f)", ratios[path]!.min()!, ratios[path]!.max()!) : ""
-                print((path == .relay ? name : path.label).padded(to: 38),
+                print(path.label(workload: name).padded(to: 38),
                       (path == .relay ? format(directRate) : "").padded(to: 13), format(rate).padded(to: 12),
                       (String(format: "%.2f", Self.median(ratios[path]!)) + spread).padded(to: 18),
                       String(format: "%.1f", Double(request.body.readableBytes * 2) * rate / 1e6).padded(to: 11),
