@@ -68,6 +68,54 @@ struct RelayCommandTests {
         }.filter { $0.hasPrefix("NIO-ELT-") }
     }
 
+    @Test("--no-decode: a pull goes through and is captured; no message is logged, and inspect reads the pull from the capture")
+    func noDecode() async throws {
+        let ids = try Self.sampleIDs()
+        let logPath = NSTemporaryDirectory() + "relay-\(UUID().uuidString).log"
+        let directory = NSTemporaryDirectory() + "relay-capture-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer {
+            try? FileManager.default.removeItem(atPath: logPath)
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        let (gateway, gatewayPort) = try await BlipscopeExecutable.startGateway(["--load", BlipscopeExecutable.sampleDocumentsPath])
+        defer { gateway.kill() }
+        let (relay, relayPort) = try await BlipscopeExecutable.startRelay(["--upstream", "ws://127.0.0.1:\(gatewayPort)",
+                                                                          "--log-file", logPath, "--no-decode",
+                                                                          "--capture", directory])
+        defer { relay.kill() }
+
+        let pull = try await BlipscopeExecutable.replicate("ws://127.0.0.1:\(relayPort)/db")
+        #expect(pull.status == 0, "\(pull.errors)")
+        #expect(pull.result?["pulledRevisions"] as? Int == ids.count)
+        #expect(try await relay.stop() == 0)
+        #expect(relay.errors.text.contains("inspection: off"), "the start line says the relay does not decode")
+
+        let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n")
+        #expect(lines.contains { $0.contains("event=open") })
+        let close = try #require(lines.first { $0.contains("event=close") })
+        #expect(close.contains("messagesC2U=0 messagesU2C=0") && !close.contains("bytesU2C=0 "), "\(close)")
+        #expect(!lines.contains { $0.contains(" type=MSG") || $0.contains(" type=RPY") }, "no message lines")
+
+        // Decoded later: the capture holds the whole pull.
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).map { "\(directory)/\($0)" }
+        #expect(files.count == 1)
+        let inspected = try await BlipscopeExecutable.run(["inspect", try #require(files.first), "--json", "--summary"])
+        let first = try #require(inspected.output.split(separator: "\n").first, "\(inspected.errors)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
+        #expect((summary["pulled"] as? [String: Any])?["documents"] as? Int == ids.count)
+        #expect(try await gateway.stop() == 0)
+    }
+
+    @Test("--no-decode refuses the options that decode to decide")
+    func noDecodeRefusesDecidingOptions() async throws {
+        for option in [["--strict"], ["--deny-profile", "rev"]] {
+            let result = try await BlipscopeExecutable.run(["relay", "--listen", "127.0.0.1:0", "--no-decode"] + option)
+            #expect(result.status != 0)
+            #expect(result.errors.contains("--no-decode does not go with \(option[0])"), "\(result.errors)")
+        }
+    }
+
     @Test("--threads N runs N event loops, whatever the core count")
     func threads() async throws {
         let many = ProcessInfo.processInfo.activeProcessorCount + 2

@@ -37,6 +37,12 @@ public struct RelayConfiguration: Sendable {
     /// Close a session (1011, with the reason) on the first BLIP decoding error, instead of
     /// logging it and forwarding unchanged.
     public var strict = false
+    /// Decode, analyse and log each message as it passes (the default). Off, a pass-through
+    /// session only forwards, counts bytes and frames and gives captures their frames (which
+    /// `blipscope inspect` decodes later): no message lines, analysis, message metrics or web-view
+    /// messages, at about the CPU of a blind proxy. Goes with neither ``strict`` nor a mediation
+    /// policy, which decode to decide (the `relay` command refuses those combinations).
+    public var decodes = true
     /// How sessions and messages are logged.
     public var logFormat = LogFormat.text
     /// Replace document bodies in logs with their size and a hash.

@@ -102,8 +102,11 @@ final class SessionCore {
         } else {
             mediator = nil
         }
-        inspector = SessionInspector(sessionID: info.id, limits: limits, observers: observers, decodes: mediator == nil)
+        // A mediator decodes every frame itself; without one, the inspector decodes unless told not to.
+        inspector = SessionInspector(sessionID: info.id, limits: limits, observers: observers,
+                                     decodes: mediator == nil && configuration.decodes)
         statistics.sessionID = info.id
+        statistics.decoding = mediator != nil || configuration.decodes
         if let policyMediation {
             policyMediation.report = { verdict in
                 guard observers.wants(.messages) else { return }

@@ -46,6 +46,9 @@ struct RelayCommand: AsyncParsableCommand {
     @Flag(help: "Close a session (1011, with the reason) on the first decoding error instead of only logging it.")
     var strict = false
 
+    @Flag(help: "Forward without decoding: sessions, frames and bytes are counted and captured (--capture, --pcap: decode them later with inspect), no message is logged or analysed. Not with --strict, --deny-profile or --policy.")
+    var noDecode = false
+
     @Option(help: "Log format: text or json (JSON lines).")
     var logFormat: RelayConfiguration.LogFormat = .text
 
@@ -162,7 +165,7 @@ struct RelayCommand: AsyncParsableCommand {
             FileHandleOutput.standardError("blipscope relay listening on \(address), upstream \(describe(configuration.upstream))")
             FileHandleOutput.standardError(HeapTuning.summary(heapProfile, applied: heapApplied))
             FileHandleOutput.standardError(CopyTuning.summary(copies, environment: ProcessInfo.processInfo.environment["GLIBC_TUNABLES"]))
-            FileHandleOutput.standardError(Self.inspectionSummary(configuration.limits))
+            FileHandleOutput.standardError(Self.inspectionSummary(configuration))
         })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
         if let adminSetup { services.append(.init(service: adminSetup.service(relay: relay, group: group))) }
@@ -205,6 +208,14 @@ struct RelayCommand: AsyncParsableCommand {
         }
         configuration.upstreamTLS = BLIPClientTLS(caBundlePath: upstreamCA, insecure: insecure)
         configuration.strict = strict
+        if noDecode {
+            // Each of these decides from decoded messages.
+            for (given, option) in [(strict, "--strict"), (!denyProfile.isEmpty, "--deny-profile"), (policy != nil, "--policy")]
+            where given {
+                throw ValidationError("--no-decode does not go with \(option), which decodes messages to decide")
+            }
+            configuration.decodes = false
+        }
         if !denyProfile.isEmpty {
             let profiles = Set(denyProfile)
             configuration.mediationPolicy = { _ in DenyProfilesPolicy(profiles: profiles) }
@@ -237,7 +248,9 @@ struct RelayCommand: AsyncParsableCommand {
     }
 
     /// The start line's account of when forwarded frames are inspected.
-    static func inspectionSummary(_ limits: RelayLimits) -> String {
+    static func inspectionSummary(_ configuration: RelayConfiguration) -> String {
+        guard configuration.decodes else { return "inspection: off, frames are forwarded and counted, not decoded (--no-decode)" }
+        let limits = configuration.limits
         let milliseconds = Double(limits.inspectionDelay.nanoseconds) / 1e6
         guard milliseconds > 0 else { return "inspection: each read, right after it is forwarded (--inspection-delay-ms 0)" }
         let delay = milliseconds == milliseconds.rounded() ? String(Int(milliseconds)) : String(milliseconds)

@@ -15,12 +15,14 @@ struct SessionCorePlaybookTests {
     /// A core with both sides attached (the session open), and what its opening produced.
     final class Playbook {
         let core: SessionCore
-        let recorder = RecordingObserver()
+        let recorder: RecordingObserver
         let client = BLIPEndpoint()
         let server = BLIPEndpoint()
         private(set) var openingActions: [SessionAction] = []
 
-        init(_ configure: (inout RelayConfiguration) -> Void = { _ in }) {
+        /// `interests`: the recording observer's (add ``RelayEventInterests/frameBytes`` to see what a capture gets).
+        init(interests: RelayEventInterests = .all, _ configure: (inout RelayConfiguration) -> Void = { _ in }) {
+            recorder = RecordingObserver(interests: interests)
             var configuration = RelayConfiguration(upstream: .single(UpstreamURL("ws://127.0.0.1:4984")!))
             configuration.idleTimeout = .seconds(8)
             configure(&configuration)
@@ -88,6 +90,33 @@ struct SessionCorePlaybookTests {
             if case .message(let message) = event { return message.message.profile } else { return nil }
         }
         #expect(profiles == ["one", "two"])
+    }
+
+    @Test("not decoding: frames leave as they came and are counted; a capture gets each one's bytes, nothing is decoded")
+    func notDecoding() throws {
+        let play = Playbook(interests: RelayEventInterests.all.union(.frameBytes)) {
+            $0.decodes = false
+            $0.limits.inspectionDelay = .zero
+        }
+        let request = try play.clientFrame(.request(profile: "getCheckpoint"))
+        let reply = try play.serverFrame(.request(profile: "changes", noReply: true))
+        #expect(play.on(.bytes(.client, request)) == [.write(.upstream, request)])
+        #expect(play.on(.readComplete(.client)) == [.flush(.upstream)])
+        #expect(play.on(.bytes(.upstream, reply)) == [.write(.client, reply)])
+        #expect(play.on(.readComplete(.upstream)) == [.flush(.client)])
+
+        #expect(Self.messages(play).isEmpty, "no message decoded")
+        let frames = play.events.compactMap { event -> FrameEvent? in
+            if case .frame(let frame) = event { return frame } else { return nil }
+        }
+        // What a capture records: the BLIP frame as it travelled (unmasked), undecoded (number 0).
+        #expect(frames.map(\.direction) == [.clientToServer, .serverToClient])
+        #expect(frames.map { $0.bytes.map { Array($0.readableBytesView) } } == [Self.payload(of: request), Self.payload(of: reply)])
+        #expect(frames.allSatisfy { $0.number == 0 && $0.decoded == nil })
+        let statistics = play.core.currentStatistics
+        #expect(statistics.framesForwarded == [1, 1])
+        #expect(statistics.messagesDecoded == [0, 0])
+        #expect(statistics.decoding == false)
     }
 
     /// The messages reported so far: direction, profile (a reply: its request's) and the time read.

@@ -41,8 +41,10 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
 
 /// Records every relay event and lets a test wait for one.
 final class RecordingObserver: RelayObserver, Sendable {
-    let interests = RelayEventInterests.all
+    let interests: RelayEventInterests
     private let log = EventLog<RelayEvent>()
+
+    init(interests: RelayEventInterests = .all) { self.interests = interests }
 
     func observe(_ event: RelayEvent) { log.append(event) }
 
