@@ -39,7 +39,7 @@ import Testing
         try await peers.shutdownGracefully()
     }
 
-    @Test("bench relay --floor reports the forwarder's line and the relay's CPU against it, overall and round by round")
+    @Test("bench relay --floor reports the forwarder's and the undecoding relay's lines and the relay's CPU against each, overall and round by round")
     func relayBenchReportsTheFloor() async throws {
         let finished = try await BlipscopeExecutable.run(
             ["bench", "relay", "--floor", "--placement", "free", "--rounds", "2", "--scale", "0.25", "--only", "A"], within: 300)
@@ -50,12 +50,22 @@ import Testing
         // msg/s, ratio, MB/s, CPU: numbers, the rate above zero.
         let numbers = floor.split(separator: " ").compactMap { Double($0) }
         #expect(numbers.count >= 3 && numbers[0] > 0, "\(floor)")
-        let against = try #require(lines.first { $0.hasPrefix("   bare NIO forwarder: relay CPU ") }, "\(finished.output)")
-        // `relay CPU 1.31× of it (rounds 1.22–1.40)`: the whole run's ratio lies within its rounds'.
-        let figures = against.split(whereSeparator: { " ×()–".contains($0) }).compactMap { Double($0) }
-        #expect(figures.count == 3, "\(against)")
-        if figures.count == 3 {
-            #expect(figures[1] <= figures[0] + 0.005 && figures[0] <= figures[2] + 0.005, "\(against)")
+        #expect(lines.contains { $0.hasPrefix("relay --no-decode :") })
+        let undecoded = try #require(lines.first { $0.hasPrefix("   same through the relay, --no-decode") }, "\(finished.output)")
+        let undecodedNumbers = undecoded.split(separator: " ").compactMap { Double($0) }
+        #expect(undecodedNumbers.count >= 3 && undecodedNumbers[0] > 0, "\(undecoded)")
+        for prefix in ["   bare NIO forwarder: relay CPU ", "   relay --no-decode: relay CPU "] {
+            let against = try #require(lines.first { $0.hasPrefix(prefix) }, "\(finished.output)")
+            // `relay CPU 1.31× of it (rounds 1.22–1.40)`: the whole run's ratio lies within its rounds'.
+            let figures = against.split(whereSeparator: { " ×()–".contains($0) }).compactMap { Double($0) }
+            #expect(figures.count == 3, "\(against)")
+            if figures.count == 3 {
+                #expect(figures[1] <= figures[0] + 0.005 && figures[0] <= figures[2] + 0.005, "\(against)")
+            }
         }
+        // The undecoding relay logged its sessions and no message.
+        let log = try String(contentsOfFile: FileManager.default.temporaryDirectory
+            .appendingPathComponent("blipscope-bench-relay.log.no-decode").path, encoding: .utf8)
+        #expect(log.contains("event=open") && !log.contains(" type=MSG"), "\(log.prefix(500))")
     }
 }

@@ -22,7 +22,9 @@ struct RelayBenchmark {
     /// Also run every workload through Debian's nginx as a blind WebSocket proxy (``NginxProcess``).
     var nginx = false
     /// Also run every workload through a bare SwiftNIO forwarder child (``ByteForwarder``, `bench
-    /// forward`): the CPU floor of the relay's library, placed as the relay is.
+    /// forward`): the CPU floor of the relay's library, placed as the relay is; and through the
+    /// relay under test with `--no-decode`: its sessions and framing without decoding, analysis
+    /// and logging, so what those cost shows apart.
     var floor = false
     /// The relay runs with `--deny-profile` ``deniedProfile``; each relayed connection first sends
     /// one such request (answered by the relay with an ERR), so both directions are re-encoded.
@@ -85,7 +87,7 @@ struct RelayBenchmark {
     }
 
     private enum Path: Hashable {
-        case direct, relay, nginx, floor
+        case direct, relay, nginx, floor, undecoded
 
         /// The first column of a proxy's line: the workload's name for the relay, then the others'.
         func label(workload: String) -> String {
@@ -93,6 +95,7 @@ struct RelayBenchmark {
             case .direct, .relay: return workload
             case .nginx: return "   same through nginx"
             case .floor: return "   same through a bare NIO forwarder"
+            case .undecoded: return "   same through the relay, --no-decode"
             }
         }
     }
@@ -124,6 +127,19 @@ struct RelayBenchmark {
         let forwarder = floor ? try RelayProcess(arguments: ["bench", "forward", "--upstream-port", "\(upstreamPort)"] + pinning) : nil
         defer { forwarder?.stop() }
         if let forwarder { print("bare NIO forwarder :\(forwarder.port) (pid \(forwarder.process.processIdentifier))") }
+        // The relay under test, not decoding (a mediating relay decodes to decide: not then).
+        var undecoded: RelayProcess?
+        if floor, !mediate {
+            try? FileManager.default.removeItem(atPath: logFile + ".no-decode")
+            do {
+                undecoded = try RelayProcess(upstreamPort: upstreamPort, logFile: logFile + ".no-decode",
+                                             extraArguments: relayArguments + pinning + ["--no-decode"], binary: relayBinary)
+                print("relay --no-decode :\(undecoded!.port) (pid \(undecoded!.process.processIdentifier))")
+            } catch {
+                print("relay --no-decode: not run (\(error))")
+            }
+        }
+        defer { undecoded?.stop() }
         print("placement \(placement.rawValue)" + (cpus.map { ": peers on CPU \($0.peers.map(String.init).joined(separator: ",")), "
             + "proxy on CPU \($0.proxy.map(String.init).joined(separator: ","))" } ?? ": left to the kernel"))
         print("\(rounds) rounds per workload, alternating; rates and ratios are medians over rounds (ratio range in brackets)")
@@ -144,12 +160,14 @@ struct RelayBenchmark {
             case .relay: return relay.cpuSeconds
             case .nginx: return proxy?.cpuSeconds ?? 0
             case .floor: return forwarder?.cpuSeconds ?? 0
+            case .undecoded: return undecoded?.cpuSeconds ?? 0
             }
         }
 
         for workload in Workload.all where only.contains(workload.letter) {
             let (name, request, total, inFlight) = (workload.name, workload.request, count(workload.roundTrips), workload.inFlight)
             let paths: [Path] = [.direct, .relay] + (proxy == nil ? [] : [.nginx]) + (forwarder == nil ? [] : [.floor])
+                + (undecoded == nil ? [] : [.undecoded])
             var rates: [Path: [Double]] = [:]
             var ratios: [Path: [Double]] = [:]
             var cpu: [Path: Double] = [:]
@@ -165,6 +183,7 @@ struct RelayBenchmark {
                     case .relay: relay.port
                     case .nginx: proxy!.port
                     case .floor: forwarder!.port
+                    case .undecoded: undecoded!.port
                     }
                     let result = try await measure(port: port, workload: workload, count: total, inFlight: inFlight, group: group,
                                                    denyFirst: mediate && path == .relay)
@@ -201,6 +220,15 @@ struct RelayBenchmark {
                     + Self.roundSpread(roundCPU[.relay]!, over: roundCPU[.floor]!)
                 if let nginxCPU = cpu[.nginx], nginxCPU > 0 {
                     line += String(format: ", it %.2f× nginx's", floorCPU / nginxCPU) + Self.roundSpread(roundCPU[.floor]!, over: roundCPU[.nginx]!)
+                }
+                print(line)
+            }
+            if let shellCPU = cpu[.undecoded], shellCPU > 0 {
+                var line = String(format: "   relay --no-decode: relay CPU %.2f× of it", cpu[.relay]! / shellCPU)
+                    + Self.roundSpread(roundCPU[.relay]!, over: roundCPU[.undecoded]!)
+                if let nginxCPU = cpu[.nginx], nginxCPU > 0 {
+                    line += String(format: ", it %.2f× nginx's", shellCPU / nginxCPU) + Self.roundSpread(roundCPU[.undecoded]!, over: roundCPU[.nginx]!)
+                        + String(format: ", median ratio %+.2f", Self.median(ratios[.undecoded]!) - Self.median(ratios[.nginx]!))
                 }
                 print(line)
             }

@@ -63,7 +63,7 @@ struct RelayBench: AsyncParsableCommand {
     @Flag(help: "Also run the workloads through Debian's nginx as a blind WebSocket proxy, for comparison.")
     var nginx = false
 
-    @Flag(help: "Also run the workloads through a bare SwiftNIO TCP forwarder (bytes copied both ways, nothing decoded or logged): the CPU floor of the relay's library on this machine.")
+    @Flag(help: "Also run the workloads through a bare SwiftNIO TCP forwarder (bytes copied both ways, nothing decoded or logged), the CPU floor of the relay's library on this machine, and through the relay with --no-decode (what decoding, analysis and logging cost shows apart).")
     var floor = false
 
     @Flag(help: "Mediate: the relay denies one request at the start of each session, so both directions are re-encoded (renumbered, CRC recomputed) from then on.")
