@@ -136,7 +136,8 @@ struct RelayBenchmark {
                                              extraArguments: relayArguments + pinning + ["--no-decode"], binary: relayBinary)
                 print("relay --no-decode :\(undecoded!.port) (pid \(undecoded!.process.processIdentifier))")
             } catch {
-                print("relay --no-decode: not run (\(error))")
+                // An older --relay-binary has no --no-decode: its usage error's first line says so.
+                print("relay --no-decode: not run (\("\(error)".split(separator: "\n").first ?? ""))")
             }
         }
         defer { undecoded?.stop() }
