@@ -62,6 +62,10 @@ extension SessionCore {
                 }
                 statistics.framesForwarded[direction] += 1
                 statistics.bytesForwarded[direction] += header.frameLength
+                if !inspector.isDecoding {
+                    undecoded[direction].frames += 1
+                    undecoded[direction].bytes += Int(header.payloadLength)
+                }
                 if inspector.isDecoding || observers.wants(.frameBytes) {
                     if time == nil { time = .now() }
                     if !bufferCounted {
@@ -129,6 +133,7 @@ extension SessionCore {
     /// is due (``RelayLimits/inspectionDelay``), or arm the timer that will.
     func readComplete(on side: SessionSide, into actions: inout [SessionAction]) {
         if attached[side.other.rawValue] { actions.append(.flush(side.other)) }
+        reportUndecoded(side.inbound)
         guard !uninspected.isEmpty else { return }
         if configuration.limits.inspectionDelay <= .zero || batchIsFull {
             inspectNow(into: &actions)
@@ -136,6 +141,15 @@ extension SessionCore {
             inspectionArmed = true
             actions.append(.schedule(.inspection, configuration.limits.inspectionDelay))
         }
+    }
+
+    /// Reports the frames `direction` forwarded undecoded since the last report, if any.
+    private func reportUndecoded(_ direction: BLIPDirection) {
+        let (frames, bytes) = undecoded[direction.rawValue]
+        guard frames > 0 else { return }
+        undecoded[direction.rawValue] = (0, 0)
+        guard observers.wants(.frames) else { return }
+        observers.emit(.forwarded(sessionID: info.id, direction: direction, frames: frames, bytes: bytes), kind: .frames)
     }
 
     /// The waiting frames fill a batch (``RelayLimits/inspectionBatchFrames`` or ``RelayLimits/inspectionBatchBytes``).

@@ -50,6 +50,9 @@ final class SessionCore {
     /// What ``uninspected`` holds: its payloads, plus the whole buffer of each read they came in
     /// (a slice keeps its read's buffer alive).
     var uninspectedBytes = 0
+    /// Per direction, data frames forwarded undecoded since the last ``RelayEvent/forwarded(sessionID:direction:frames:bytes:)``
+    /// and their payload bytes: reported when the read that brought them is complete.
+    var undecoded = [(frames: 0, bytes: 0), (frames: 0, bytes: 0)]
     /// Set while a ``SessionTimer/inspection`` is armed.
     var inspectionArmed = false
     /// A policy `close` asked for while a message was being mediated: carried out right after

@@ -38,6 +38,14 @@ public final class MetricsObserver: RelayObserver, Sendable {
             metrics.frames[direction].increment()
             metrics.wireBytes[direction].increment(by: Int64(frame.wireBytes))
             metrics.payloadBytes[direction].increment(by: Int64(frame.payloadBytes))
+        case .forwarded(let id, let direction, let frames, let bytes):
+            // Undecoded frames: counted as decoded ones are, bar their uncompressed payload.
+            metrics.frames[direction.rawValue].increment(by: Int64(frames))
+            metrics.wireBytes[direction.rawValue].increment(by: Int64(bytes))
+            if let track = track(id) {
+                track.userBytes?[direction.rawValue].increment(by: Int64(bytes))
+                track.countFrame(direction: direction.rawValue, wireBytes: bytes)
+            }
         case .message(let message):
             observeMessage(message)
         case .decodeError(_, let direction, let error):

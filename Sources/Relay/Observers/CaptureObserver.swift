@@ -167,7 +167,7 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
                 .compactMap { $0 }.joined(separator: ", ")
             record(.verdict(.init(time: .now(), direction: verdict.direction, number: verdict.number,
                                   action: verdict.action, reason: reason)), in: capture)
-        case .sessionOpened, .handshakeRefused, .ack, .flowControl:
+        case .sessionOpened, .handshakeRefused, .ack, .flowControl, .forwarded:
             break
         }
     }

@@ -62,7 +62,7 @@ public struct LoggingObserver: RelayObserver {
             if level <= .warning, let findings = event.analysis?.findings, !findings.isEmpty {
                 for finding in findings { emit(.warning, line.finding(event.sessionID, finding, at: event.time)) }
             }
-        case .messageHead:
+        case .messageHead, .forwarded:
             break
         case .decodeError(let id, let direction, let error):
             if level <= .warning { emit(.warning, line.decodeError(id, direction, error)) }

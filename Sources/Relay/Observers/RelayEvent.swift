@@ -52,6 +52,10 @@ public enum RelayEvent: Sendable {
     case handshakeRefused(HandshakeRefusal)
     /// One WebSocket data message (one BLIP frame) was forwarded and decoded.
     case frame(FrameEvent)
+    /// WebSocket data frames forwarded without being decoded (`relay --no-decode`, or a session
+    /// whose decoding stopped), summed per socket read: how many and their payload bytes, for the
+    /// ``RelayEventInterests/frames`` observers that count what ``frame(_:)`` would have shown.
+    case forwarded(sessionID: UInt64, direction: BLIPDirection, frames: Int, bytes: Int)
     /// A message's properties are complete (its first frame, usually).
     case messageHead(sessionID: UInt64, direction: BLIPDirection, head: MessageHead, time: ReceiptTime? = nil)
     /// A message is complete.

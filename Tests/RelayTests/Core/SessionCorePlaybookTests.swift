@@ -92,7 +92,7 @@ struct SessionCorePlaybookTests {
         #expect(profiles == ["one", "two"])
     }
 
-    @Test("not decoding: frames leave as they came and are counted; a capture gets each one's bytes, nothing is decoded")
+    @Test("not decoding: frames leave as they came and are counted, per read; a capture gets each one's bytes, nothing is decoded")
     func notDecoding() throws {
         let play = Playbook(interests: RelayEventInterests.all.union(.frameBytes)) {
             $0.decodes = false
@@ -113,6 +113,12 @@ struct SessionCorePlaybookTests {
         #expect(frames.map(\.direction) == [.clientToServer, .serverToClient])
         #expect(frames.map { $0.bytes.map { Array($0.readableBytesView) } } == [Self.payload(of: request), Self.payload(of: reply)])
         #expect(frames.allSatisfy { $0.number == 0 && $0.decoded == nil })
+        // Metrics count them from each read's report: one frame each way, its payload's bytes.
+        let forwarded = play.events.compactMap { event -> [Int]? in
+            guard case .forwarded(_, let direction, let count, let bytes) = event else { return nil }
+            return [direction.rawValue, count, bytes]
+        }
+        #expect(forwarded == [[0, 1, Self.payload(of: request).count], [1, 1, Self.payload(of: reply).count]])
         let statistics = play.core.currentStatistics
         #expect(statistics.framesForwarded == [1, 1])
         #expect(statistics.messagesDecoded == [0, 0])

@@ -48,6 +48,32 @@ import Testing
         try await fixture.shutdown()
     }
 
+    /// `relay --no-decode`: frames and their bytes are counted as they are forwarded; no message is.
+    @Test func notDecodingCountsFramesAndBytesNotMessages() async throws {
+        let fixture = try await MetricsFixture.start(relay: { $0.decodes = false })
+        let client = try await fixture.harness.connected()
+        try await fixture.replicate(client: client)
+        let sessions = try await fixture.get("/sessions")
+        #expect(sessions.body.contains("\"messagesFromClient\":0"), "\(sessions.body)")
+        #expect(!sessions.body.contains("\"bytesFromClient\":0,"), "\(sessions.body)")
+        try await client.close()
+        let summary = try await fixture.harness.recorder.sessionClosed()
+
+        let scrape = try await fixture.get("/metrics").body
+        func value(_ prefix: String) -> Double? { MetricsFixture.value(prefix, in: scrape) }
+        // Each request and each reply one frame; bytes: the frames' payloads, as the session counted them.
+        #expect(value(#"blipscope_frames_total{direction="client_to_upstream"}"#) == 7)
+        #expect(value(#"blipscope_frames_total{direction="upstream_to_client"}"#) == 7)
+        let headers = 2 * 7  // a short frame's WebSocket header: 2 bytes, plus its 4-byte mask from the client
+        #expect(value(#"blipscope_wire_bytes_total{direction="client_to_upstream"}"#)
+                == Double(summary.statistics.bytesForwarded[0] - headers - 4 * 7))
+        #expect(value(#"blipscope_wire_bytes_total{direction="upstream_to_client"}"#)
+                == Double(summary.statistics.bytesForwarded[1] - headers))
+        #expect((value("blipscope_messages_total") ?? 0) == 0, "no message counted")
+        #expect(value(#"blipscope_sessions_closed_total{database="db",close_reason="client_normal"}"#) == 1)
+        try await fixture.shutdown()
+    }
+
     @Test func dashboardAndRulesNameOnlyMetricsThatExist() async throws {
         let fixture = try await MetricsFixture.start()
         let client = try await fixture.harness.connected()
