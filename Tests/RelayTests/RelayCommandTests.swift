@@ -96,6 +96,7 @@ struct RelayCommandTests {
         let close = try #require(lines.first { $0.contains("event=close") })
         #expect(close.contains("messagesC2U=0 messagesU2C=0") && !close.contains("bytesU2C=0 "), "\(close)")
         #expect(!lines.contains { $0.contains(" type=MSG") || $0.contains(" type=RPY") }, "no message lines")
+        #expect(!lines.contains { $0.contains("event=summary") }, "no replication summary: nothing was analysed")
 
         // Decoded later: the capture holds the whole pull.
         let files = try FileManager.default.contentsOfDirectory(atPath: directory).map { "\(directory)/\($0)" }

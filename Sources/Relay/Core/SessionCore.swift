@@ -180,7 +180,8 @@ final class SessionCore {
             idleWatch = watch
             actions.append(.schedule(.idleCheck, watch.checkInterval))
         }
-        if observers.wants(.analysis) {
+        // A session that decodes nothing has nothing to analyse (and no replication to sum up at close).
+        if observers.wants(.analysis), inspector.isDecoding || mediator != nil {
             let analyzer = SessionAnalyzer(connection: Int(truncatingIfNeeded: info.id), registry: checkpoints)
             analyzer.observeHandshake(subprotocol: info.subprotocol, user: info.user, at: SessionInspector.analyzerNow())
             info.analyzer = analyzer

@@ -123,6 +123,7 @@ struct SessionCorePlaybookTests {
         #expect(statistics.framesForwarded == [1, 1])
         #expect(statistics.messagesDecoded == [0, 0])
         #expect(statistics.decoding == false)
+        #expect(play.core.info.analyzer == nil, "nothing to analyse")
     }
 
     /// The messages reported so far: direction, profile (a reply: its request's) and the time read.
