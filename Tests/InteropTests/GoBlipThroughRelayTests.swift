@@ -71,6 +71,26 @@ struct GoBlipThroughRelayTests {
         try await harness.shutdown()
     }
 
+    @Test("relay --no-decode: small and 1 MiB echoes, compressed and not, pass through unchanged, none decoded, every frame counted")
+    func notDecoding() async throws {
+        let harness = try await harness { $0.decodes = false }
+        let runs: [(count: Int, size: Int, compress: Bool, inFlight: Int)] = [
+            (2_000, 300, false, 8), (2_000, 300, true, 8), (20, 1 << 20, true, 4), (20, 1 << 20, false, 4),
+        ]
+        for run in runs {
+            let report = try await GoBlipPeer.load(harness.url, count: run.count, size: run.size, compress: run.compress,
+                                                   inFlight: run.inFlight)
+            #expect(report.sent == run.count && report.ok == run.count, "\(run): \(report)")
+        }
+        await harness.events.wait { $0.summaries.count == runs.count }
+        for summary in harness.events.summaries {
+            #expect(summary.relayError == nil && summary.clientClose?.code == 1000)
+            #expect(summary.statistics.messagesDecoded == [0, 0])
+            #expect(summary.statistics.framesForwarded[0] > 0 && summary.statistics.framesForwarded[1] > 0)
+        }
+        try await harness.shutdown()
+    }
+
     /// A policy denies every request whose `seq` ends in 7: the relay answers those with ERR and
     /// renumbers the rest to the server, re-deflating later compressed frames; go-blip's client
     /// gets an ERR for each denied request and every other reply intact.

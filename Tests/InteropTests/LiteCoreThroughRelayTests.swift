@@ -244,6 +244,16 @@ struct LiteCoreTLSAndReplayTests {
     }
 
     @Test func aCapturedPullServedByReplayToANewLiteCore() async throws {
+        try await capturedPullServedByReplay(decoding: true)
+    }
+
+    /// `relay --no-decode`: LiteCore's pull goes through untouched, the relay reads no message,
+    /// and its capture still serves the pull again to a new LiteCore.
+    @Test func aPullThroughARelayThatDoesNotDecodeIsCapturedWhole() async throws {
+        try await capturedPullServedByReplay(decoding: false)
+    }
+
+    private func capturedPullServedByReplay(decoding: Bool) async throws {
         let cblite = try CBLite()
         defer { cblite.cleanUp() }
         let captures = cblite.directory.appendingPathComponent("captures")
@@ -256,10 +266,16 @@ struct LiteCoreTLSAndReplayTests {
                 }
                 _ = try database.put(id, body: body)
             }
-        }, relay: { $0.captureDirectory = captures.path })
+        }, relay: {
+            $0.captureDirectory = captures.path
+            $0.decodes = decoding
+        })
         let first = try cblite.database("first")
         #expect(try cblite.run(["pull", first, harness.url()]).status == 0)
         try await harness.shutdown()  // the capture is complete once the relay has shut down
+        let decoded = harness.events.summaries.map { $0.statistics.messagesDecoded.reduce(0, +) }.reduce(0, +)
+        #expect(decoding ? decoded > 120 : decoded == 0, "\(decoded) messages decoded")
+        #expect(harness.events.decodeErrors == 0)
         let file = try #require(try FileManager.default.contentsOfDirectory(atPath: captures.path).first { $0.hasSuffix(".blipcap") })
         let script = try CapturedSession.load(path: captures.appendingPathComponent(file).path, session: nil).script(for: .server)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
