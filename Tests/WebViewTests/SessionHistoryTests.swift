@@ -29,6 +29,18 @@ struct SessionHistoryTests {
         #expect(rows[4]["docs"] as? [String] == ["d1"] && rows[4]["ty"] as? String == "MSG")
     }
 
+    @Test("a session that does not decode: its forwarded bytes count each way, with no message row")
+    func forwardedBytesWithoutMessages() throws {
+        let script = SessionScript()
+        script.history.forwarded(sessionID: script.id, direction: .clientToServer, bytes: 300)
+        script.history.forwarded(sessionID: script.id, direction: .serverToClient, bytes: 1_200)
+        script.history.forwarded(sessionID: script.id, direction: .clientToServer, bytes: 20)
+        script.history.forwarded(sessionID: 99, direction: .clientToServer, bytes: 5)  // no such session: nothing
+        let snapshot = script.recording.snapshot()
+        #expect(snapshot.bytes == [320, 1_200])
+        #expect(snapshot.messages == [0, 0] && snapshot.total == 0)
+    }
+
     @Test("the detail: properties redacted, the body kept, the pair's row")
     func detail() throws {
         let script = SessionScript()

@@ -31,6 +31,8 @@ public final class HistoryObserver: RelayObserver, Sendable {
             guard frame.flags.hasMoreComing else { return }
             history.frame(sessionID: frame.sessionID, direction: frame.direction, number: frame.number, flags: frame.flags,
                           wireBytes: frame.wireBytes, time: frame.time?.analyzerSeconds ?? Self.now())
+        case .forwarded(let sessionID, let direction, _, let bytes):
+            history.forwarded(sessionID: sessionID, direction: direction, bytes: bytes)
         case .ack(let sessionID, let direction, let ack, let time):
             history.ack(sessionID: sessionID, ack, from: direction, time: time?.analyzerSeconds ?? Self.now())
         case .sessionOpened(let info):

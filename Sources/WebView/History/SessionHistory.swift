@@ -62,6 +62,12 @@ public final class SessionHistory: Sendable {
         live(sessionID)?.frame(direction, number: number, flags: flags, wireBytes: wireBytes, time: time)
     }
 
+    /// Bytes a session forwarded without decoding them (no message records): counted in its
+    /// bytes each way as messages' are.
+    public func forwarded(sessionID: UInt64, direction: BLIPDirection, bytes: Int) {
+        live(sessionID)?.forwarded(direction, bytes: bytes)
+    }
+
     /// Moves a session to the closed ones, forgetting the oldest closed session beyond the limit.
     public func close(sessionID: UInt64, reason: String, at time: Double) {
         guard let recording = state.withLockedValue({ $0.live.removeValue(forKey: sessionID) }) else { return }

@@ -154,6 +154,11 @@ public final class SessionRecording: Sendable {
         }
     }
 
+    /// Frames' bytes forwarded undecoded (``SessionHistory/forwarded(sessionID:direction:bytes:)``).
+    func forwarded(_ direction: BLIPDirection, bytes: Int) {
+        state.withLockedValue { $0.bytes[direction.rawValue] += bytes }
+    }
+
     /// A frame with MoreComing set, travelling `direction` (the message's last frame is not
     /// reported: its record describes it). Compact numbers only; `time` on the session's clock.
     func frame(_ direction: BLIPDirection, number: MessageNumber, flags: FrameFlags, wireBytes: Int, time: Double) {
