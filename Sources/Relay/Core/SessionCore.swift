@@ -109,7 +109,7 @@ final class SessionCore {
         inspector = SessionInspector(sessionID: info.id, limits: limits, observers: observers,
                                      decodes: mediator == nil && configuration.decodes)
         statistics.sessionID = info.id
-        statistics.decoding = mediator != nil || configuration.decodes
+        statistics.decoding = readsMessages
         if let policyMediation {
             policyMediation.report = { verdict in
                 guard observers.wants(.messages) else { return }
@@ -122,6 +122,10 @@ final class SessionCore {
     }
 
     var isFinished: Bool { closing.isFinished }
+
+    /// Whether the session reads its messages: the inspector decodes them (until its budget is
+    /// spent), or the mediator does. False for `relay --no-decode`.
+    var readsMessages: Bool { inspector.isDecoding || mediator != nil }
 
     /// ``statistics`` with what the mediator counts itself filled in.
     var currentStatistics: SessionStatistics {
@@ -181,7 +185,7 @@ final class SessionCore {
             actions.append(.schedule(.idleCheck, watch.checkInterval))
         }
         // A session that decodes nothing has nothing to analyse (and no replication to sum up at close).
-        if observers.wants(.analysis), inspector.isDecoding || mediator != nil {
+        if observers.wants(.analysis), readsMessages {
             let analyzer = SessionAnalyzer(connection: Int(truncatingIfNeeded: info.id), registry: checkpoints)
             analyzer.observeHandshake(subprotocol: info.subprotocol, user: info.user, at: SessionInspector.analyzerNow())
             info.analyzer = analyzer
