@@ -28,23 +28,32 @@ struct RelayCommandTests {
         return path
     }
 
+    /// Pulls the sample documents from the built gateway through the built relay started with
+    /// `relayArguments`, then stops both (Ctrl-C: the relay's log and captures are complete).
+    /// Returns the stopped relay, for its outputs.
+    static func pullSamples(relay relayArguments: [String]) async throws -> RunningCommand {
+        let ids = try sampleIDs()
+        let (gateway, gatewayPort) = try await BlipscopeExecutable.startGateway(["--load", BlipscopeExecutable.sampleDocumentsPath])
+        defer { gateway.kill() }
+        let (relay, relayPort) = try await BlipscopeExecutable.startRelay(["--upstream", "ws://127.0.0.1:\(gatewayPort)"]
+                                                                          + relayArguments)
+        defer { relay.kill() }
+        let pull = try await BlipscopeExecutable.replicate("ws://127.0.0.1:\(relayPort)/db")
+        #expect(pull.status == 0, "\(pull.errors)")
+        #expect(pull.result?["pulledRevisions"] as? Int == ids.count)
+        #expect(try await relay.stop() == 0)
+        #expect(try await gateway.stop() == 0)
+        return relay
+    }
+
     @Test("--log-file: one line per decoded message is appended to the file, none goes to standard output")
     func logFile() async throws {
         let ids = try Self.sampleIDs()
         let logPath = NSTemporaryDirectory() + "relay-\(UUID().uuidString).log"
         try "an earlier line\n".write(toFile: logPath, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: logPath) }
-        let (gateway, gatewayPort) = try await BlipscopeExecutable.startGateway(["--load", BlipscopeExecutable.sampleDocumentsPath])
-        defer { gateway.kill() }
-        let (relay, relayPort) = try await BlipscopeExecutable.startRelay(["--upstream", "ws://127.0.0.1:\(gatewayPort)",
-                                                                          "--log-file", logPath])
-        defer { relay.kill() }
-
-        let pull = try await BlipscopeExecutable.replicate("ws://127.0.0.1:\(relayPort)/db")
-        #expect(pull.status == 0, "\(pull.errors)")
-        #expect(pull.result?["pulledRevisions"] as? Int == ids.count)
         // Ctrl-C closes the sessions and flushes the log; after the exit the file is complete.
-        #expect(try await relay.stop() == 0)
+        let relay = try await Self.pullSamples(relay: ["--log-file", logPath])
 
         let log = try String(contentsOfFile: logPath, encoding: .utf8)
         #expect(log.hasSuffix("\n") && !log.contains("\n\n"), "whole lines, one newline each")
@@ -56,7 +65,6 @@ struct RelayCommandTests {
         for id in ids { #expect(revLines.contains { $0.contains(" id=\(id) ") }, "a rev line for \(id)") }
         #expect(lines.contains { $0.contains("dir=C→U type=MSG") && $0.contains("profile=subChanges") })
         #expect(relay.output.text.isEmpty, "with --log-file nothing is logged to standard output")
-        #expect(try await gateway.stop() == 0)
     }
 
     /// Names of the relay process's event-loop threads (NIO calls them `NIO-ELT-…`).
@@ -78,17 +86,7 @@ struct RelayCommandTests {
             try? FileManager.default.removeItem(atPath: logPath)
             try? FileManager.default.removeItem(atPath: directory)
         }
-        let (gateway, gatewayPort) = try await BlipscopeExecutable.startGateway(["--load", BlipscopeExecutable.sampleDocumentsPath])
-        defer { gateway.kill() }
-        let (relay, relayPort) = try await BlipscopeExecutable.startRelay(["--upstream", "ws://127.0.0.1:\(gatewayPort)",
-                                                                          "--log-file", logPath, "--no-decode",
-                                                                          "--capture", directory])
-        defer { relay.kill() }
-
-        let pull = try await BlipscopeExecutable.replicate("ws://127.0.0.1:\(relayPort)/db")
-        #expect(pull.status == 0, "\(pull.errors)")
-        #expect(pull.result?["pulledRevisions"] as? Int == ids.count)
-        #expect(try await relay.stop() == 0)
+        let relay = try await Self.pullSamples(relay: ["--log-file", logPath, "--no-decode", "--capture", directory])
         #expect(relay.errors.text.contains("inspection: off"), "the start line says the relay does not decode")
 
         let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n")
@@ -105,7 +103,6 @@ struct RelayCommandTests {
         let first = try #require(inspected.output.split(separator: "\n").first, "\(inspected.errors)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
         #expect((summary["pulled"] as? [String: Any])?["documents"] as? Int == ids.count)
-        #expect(try await gateway.stop() == 0)
     }
 
     @Test("--no-decode refuses the options that decode to decide")
