@@ -74,3 +74,47 @@ import Testing
         try await harness.shutdown()
     }
 }
+
+/// Both hops read with buffers of ``RelayLimits/readBufferMinimum`` bytes at least, growing to
+/// ``RelayLimits/readBufferMaximum``: a run of small messages then comes in one socket read, not a
+/// full small buffer followed by another read.
+@Suite struct RelayReadBufferTests {
+    @Test func bothHopsReadWithTheConfiguredBuffers() async throws {
+        let harness = try await RelayHarness.start(relay: {
+            $0.limits.readBufferMinimum = 8 * 1024
+            $0.limits.readBufferMaximum = 32 * 1024
+        })
+        let client = try await harness.connected()
+        let reply = try await withTimeout { try await client.request(.request(profile: "echo", body: body("hello"))) }
+        #expect(String(buffer: reply.body) == "hello")
+        let sessions = await harness.relay.readAllocators()
+        #expect(sessions.count == 1)
+        let hops = try #require(sessions.first)
+        #expect(hops.count == 2)
+        for (side, allocator) in zip(["client", "upstream"], hops) {
+            let allocator = try #require(allocator, "the \(side) hop reads with an adaptive allocator")
+            #expect(allocator.minimum == 8 * 1024, "the \(side) hop's smallest read")
+            #expect(allocator.initial == 16 * 1024, "the \(side) hop's first read")
+            #expect(allocator.maximum == 32 * 1024, "the \(side) hop's largest read")
+        }
+        try await client.close()
+        try await harness.shutdown()
+    }
+
+    @Test func theDefaultsReadAtLeastFourKiBAndAtMostSixtyFour() {
+        let allocator = RelayLimits().readAllocator
+        #expect(allocator.minimum == 4 * 1024)
+        #expect(allocator.initial == 16 * 1024)
+        #expect(allocator.maximum == 64 * 1024)
+        // A minimum past the maximum wins: reads never get smaller than asked.
+        var limits = RelayLimits()
+        limits.readBufferMinimum = 128 * 1024
+        #expect(limits.readAllocator.maximum == 128 * 1024)
+        #expect(limits.readAllocator.initial == 128 * 1024)
+        // A maximum under 16 KiB caps the first read too.
+        limits = RelayLimits()
+        limits.readBufferMaximum = 8 * 1024
+        #expect(limits.readAllocator.initial == 8 * 1024)
+        #expect(limits.readAllocator.minimum == 4 * 1024)
+    }
+}

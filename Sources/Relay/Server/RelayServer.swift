@@ -72,6 +72,7 @@ public final class RelayServer: Sendable {
             .childKeepAlive(configuration.tcpKeepAlive)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: limits.writeBufferLowWater,
                                                                     high: limits.writeBufferHighWater))
+            .childChannelOption(.recvAllocator, value: limits.readAllocator)
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     try ClientPipeline(server: self, connector: connector, sslContext: serverContext)
@@ -119,6 +120,16 @@ public final class RelayServer: Sendable {
             if let stats = try? await session.eventLoop.submit({ session.currentStatistics }).get() { result.append(stats) }
         }
         return result.sorted { $0.sessionID < $1.sessionID }
+    }
+
+    /// The open sessions' read allocators, client hop then upstream hop (``RelayLimits/readBufferMinimum``).
+    func readAllocators() async -> [[AdaptiveRecvByteBufferAllocator?]] {
+        let sessions = state.withLockedValue { Array($0.sessions.values) }
+        var result: [[AdaptiveRecvByteBufferAllocator?]] = []
+        for session in sessions {
+            if let allocators = try? await session.eventLoop.submit({ session.readAllocators() }).get() { result.append(allocators) }
+        }
+        return result
     }
 
     /// Number of sessions now open.

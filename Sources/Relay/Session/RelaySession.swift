@@ -45,6 +45,14 @@ final class RelaySession: @unchecked Sendable {
         handle(.attached(hop.side))
     }
 
+    /// The read allocator each attached hop's channel reads with (client, upstream), on the
+    /// session's event loop: what ``RelayLimits/readBufferMinimum`` set.
+    func readAllocators() -> [AdaptiveRecvByteBufferAllocator?] {
+        channels.map { channel in
+            (try? channel?.syncOptions?.getOption(.recvAllocator)).flatMap { $0 as? AdaptiveRecvByteBufferAllocator }
+        }
+    }
+
     /// The client's channel closed before its hop existed: the session learns it only this way.
     func clientChannelClosed() {
         guard hops[SessionSide.client.rawValue] == nil, !finished else { return }

@@ -37,6 +37,7 @@ struct UpstreamConnector: Sendable {
             .connectTimeout(configuration.upstreamHandshakeTimeout)
             .channelOption(.writeBufferWaterMark, value: .init(low: limits.writeBufferLowWater,
                                                                high: limits.writeBufferHighWater))
+            .channelOption(.recvAllocator, value: limits.readAllocator)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .keepAlive(configuration.tcpKeepAlive)
             .channelInitializer { channel in
