@@ -10,9 +10,24 @@ public enum Varint {
     /// The longest varint accepted: 10 bytes hold 64 bits.
     public static let maxLength = 10
 
-    /// Decodes a varint at `offset` in `bytes`, advancing `offset` past it.
-    @inlinable
+    /// Decodes a varint at `offset` in `bytes`, advancing `offset` past it. A one-byte varint (a
+    /// frame's flags, most message numbers and property-block sizes) is read inline; longer ones,
+    /// and the errors, take ``readLong(_:at:)``.
+    @inlinable @inline(__always)
     public static func read(_ bytes: UnsafeRawBufferPointer, at offset: inout Int) throws(BLIPError) -> UInt64 {
+        if offset < bytes.count {
+            let byte = bytes[offset]
+            if byte < 0x80 {
+                offset += 1
+                return UInt64(byte)
+            }
+        }
+        return try readLong(bytes, at: &offset)
+    }
+
+    /// ``read(_:at:)`` past its one-byte case.
+    @inlinable @inline(never)
+    static func readLong(_ bytes: UnsafeRawBufferPointer, at offset: inout Int) throws(BLIPError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         var index = offset
