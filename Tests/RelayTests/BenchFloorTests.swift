@@ -39,6 +39,23 @@ import Testing
         try await peers.shutdownGracefully()
     }
 
+    @Test("the forwarder ends on SIGINT even when started with SIGINT ignored, as a script's background job is")
+    func forwarderEndsOnSIGINTThatItsParentIgnored() async throws {
+        let peers = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let upstream = try await BLIPWebSocketServer.start(BLIPWebSocketServer.Configuration(), group: peers)
+        // `trap '' INT` ignores SIGINT and `exec` keeps it ignored in the forwarder (same pid).
+        let forwarder = try RunningCommand(
+            executable: "/bin/sh",
+            arguments: ["-c", "trap '' INT; exec \"$0\" bench forward --threads 1 --upstream-port \"$1\"",
+                        try BlipscopeExecutable.url().path, "\(upstream.localAddress.port!)"])
+        defer { forwarder.kill() }
+        _ = try await forwarder.announcedPort()
+        let status = try await forwarder.stop(SIGINT, within: 30)  // throws if it does not end
+        #expect(status == 0, "\(forwarder.errors.text)")
+        try? await upstream.close()
+        try await peers.shutdownGracefully()
+    }
+
     @Test("bench relay --floor reports the forwarder's and the undecoding relay's lines and the relay's CPU against each, overall and round by round")
     func relayBenchReportsTheFloor() async throws {
         let finished = try await BlipscopeExecutable.run(

@@ -38,8 +38,7 @@ struct GoBlipPeers {
         }
 
         func stop() {
-            process.interrupt()
-            process.waitUntilExit()
+            process.interruptAndWait()
         }
     }
 

@@ -51,8 +51,10 @@ final class RelayProcess {
         return ProcessProbe.field(field, in: status) ?? 0
     }
 
+    /// SIGINT, then SIGKILL if it has not ended within 30 seconds (said on standard error).
     func stop() {
-        process.interrupt()
-        process.waitUntilExit()
+        if !process.interruptAndWait() {
+            FileHandleOutput.standardError("\(process.executableURL?.lastPathComponent ?? "child") \(process.arguments?.first ?? "") (pid \(process.processIdentifier)) did not end on SIGINT within 30 s: killed")
+        }
     }
 }

@@ -1,9 +1,11 @@
 import ArgumentParser
 import Foundation
+import Logging
 import NIOCore
 import NIOPosix
 import Relay
 import Replication
+import ServiceLifecycle
 
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -139,9 +141,15 @@ struct ForwardBench: AsyncParsableCommand {
         let affinity = try cpus.map { try CPUAffinity(parsing: $0) }
         let group = affinity?.makeEventLoopGroup() ?? MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
         let listener = try await ByteForwarder.start(listenPort: listenPort, upstreamPort: upstreamPort, group: group)
-        FileHandleOutput.standardError("blipscope forwarder listening on 127.0.0.1:\(listener.localAddress?.port ?? 0), upstream 127.0.0.1:\(upstreamPort)")
-        // Runs until interrupted (SIGINT ends the process, as for the bench's other children).
-        try await listener.closeFuture.get()
+        let announcement = "blipscope forwarder listening on 127.0.0.1:\(listener.localAddress?.port ?? 0), upstream 127.0.0.1:\(upstreamPort)"
+        // Runs until SIGINT or SIGTERM, as the bench's other children.
+        let service = ForwarderService(listener: listener) { FileHandleOutput.standardError(announcement) }
+        let serviceGroup = ServiceGroup(
+            configuration: .init(services: [.init(service: service)],
+                                 gracefulShutdownSignals: [.sigint, .sigterm],
+                                 logger: Logger(label: "blipscope.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
+        try await serviceGroup.run()
+        try await group.shutdownGracefully()
     }
 }
 
