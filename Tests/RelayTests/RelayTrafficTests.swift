@@ -94,27 +94,26 @@ import Testing
         for (side, allocator) in zip(["client", "upstream"], hops) {
             let allocator = try #require(allocator, "the \(side) hop reads with an adaptive allocator")
             #expect(allocator.minimum == 8 * 1024, "the \(side) hop's smallest read")
-            #expect(allocator.initial == 16 * 1024, "the \(side) hop's first read")
+            #expect(allocator.initial == 8 * 1024, "the \(side) hop's first read")
             #expect(allocator.maximum == 32 * 1024, "the \(side) hop's largest read")
         }
         try await client.close()
         try await harness.shutdown()
     }
 
-    @Test func theDefaultsReadAtLeastFourKiBAndAtMostSixtyFour() {
+    @Test func theDefaultsReadFromTwoKiBToSixtyFour() {
         let allocator = RelayLimits().readAllocator
-        #expect(allocator.minimum == 4 * 1024)
-        #expect(allocator.initial == 16 * 1024)
+        #expect(allocator.minimum == 2 * 1024)
+        #expect(allocator.initial == 2 * 1024)
         #expect(allocator.maximum == 64 * 1024)
         // A minimum past the maximum wins: reads never get smaller than asked.
         var limits = RelayLimits()
         limits.readBufferMinimum = 128 * 1024
         #expect(limits.readAllocator.maximum == 128 * 1024)
         #expect(limits.readAllocator.initial == 128 * 1024)
-        // A maximum under 16 KiB caps the first read too.
+        // Under 64 bytes, 64.
         limits = RelayLimits()
-        limits.readBufferMaximum = 8 * 1024
-        #expect(limits.readAllocator.initial == 8 * 1024)
-        #expect(limits.readAllocator.minimum == 4 * 1024)
+        limits.readBufferMinimum = 0
+        #expect(limits.readAllocator.minimum == 64)
     }
 }
