@@ -38,7 +38,7 @@ struct GoBlipPeers {
         }
 
         func stop() {
-            process.interruptAndWait()
+            process.stopAndWait()
         }
     }
 

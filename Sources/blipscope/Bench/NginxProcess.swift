@@ -81,10 +81,7 @@ final class NginxProcess {
     }
 
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        process.stopAndWait(SIGTERM)
         try? FileManager.default.removeItem(at: directory)
     }
 

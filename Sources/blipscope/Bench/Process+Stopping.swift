@@ -1,12 +1,13 @@
 import Foundation
 
 extension Process {
-    /// Sends SIGINT and waits up to `seconds` for the process to end; past that, kills it
-    /// (SIGKILL) and waits for that. A child that does not end on SIGINT must not hold the bench
-    /// (and its report, still unprinted) forever. Returns false when it had to be killed.
+    /// Sends `signal` (SIGINT by default) and waits up to `seconds` for the process to end; past
+    /// that, kills it (SIGKILL) and waits for that. A child that does not end on its signal must
+    /// not hold the bench (and its report, still unprinted) forever. Returns false when it had to
+    /// be killed.
     @discardableResult
-    func interruptAndWait(within seconds: Double = 30) -> Bool {
-        interrupt()
+    func stopAndWait(_ signal: Int32 = SIGINT, within seconds: Double = 30) -> Bool {
+        if isRunning { kill(processIdentifier, signal) }
         let deadline = Date().addingTimeInterval(seconds)
         while isRunning, Date() < deadline { usleep(10_000) }
         let ended = !isRunning

@@ -53,7 +53,7 @@ final class RelayProcess {
 
     /// SIGINT, then SIGKILL if it has not ended within 30 seconds (said on standard error).
     func stop() {
-        if !process.interruptAndWait() {
+        if !process.stopAndWait() {
             FileHandleOutput.standardError("\(process.executableURL?.lastPathComponent ?? "child") \(process.arguments?.first ?? "") (pid \(process.processIdentifier)) did not end on SIGINT within 30 s: killed")
         }
     }
