@@ -55,14 +55,21 @@ public struct WebSocketMaskingKey: Sendable, Hashable {
     /// reads the payload and writes the masked bytes into the copy.
     public func applied(to payload: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
         var copy = allocator.buffer(capacity: payload.readableBytes)
+        write(payload, maskedTo: &copy)
+        return copy
+    }
+
+    /// Appends `payload` with the key applied to `buffer` (its first readable byte is payload
+    /// byte 0), the payload itself untouched: one pass, as ``applied(to:allocator:)``, into a
+    /// buffer the caller may reuse.
+    public func write(_ payload: ByteBuffer, maskedTo buffer: inout ByteBuffer) {
         let written = payload.withUnsafeReadableBytes { source in
-            copy.writeWithUnsafeMutableBytes(minimumWritableBytes: source.count) { destination in
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: source.count) { destination in
                 apply(from: source, to: destination)
                 return source.count
             }
         }
         assert(written == payload.readableBytes)
-        return copy
     }
 
     /// XORs `raw` in place; its first byte is payload byte 0.

@@ -117,3 +117,39 @@ import Testing
         #expect(limits.readAllocator.minimum == 64)
     }
 }
+
+/// A client's small masked messages are unmasked for decoding into one buffer the session keeps
+/// (``RelayLimits/unmaskBufferKept``). Here an observer holds every message it is shown, so that
+/// buffer is still in use when the next message comes: each must still be decoded from its own
+/// bytes, and every held one stay as it was read.
+@Suite struct RelayUnmaskBufferTests {
+    @Test func heldClientMessagesKeepTheirOwnBytes() async throws {
+        let harness = try await RelayHarness.start()
+        let client = try await harness.connected()
+        let texts = (0..<24).map { index in
+            "request \(index) " + String(repeating: String(UnicodeScalar(UInt8(65 + index))), count: 60 + 7 * index)
+        }
+        try await withTimeout {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for text in texts {
+                    group.addTask {
+                        let reply = try await client.request(.request(profile: "echo", body: body(text)))
+                        #expect(String(buffer: reply.body) == text)
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        // Inspection may wait a few milliseconds after forwarding (RelayLimits.inspectionDelay).
+        _ = try await harness.recorder.first {
+            if case .message(let event) = $0 { event.direction == .serverToClient && event.message.number == 24 } else { false }
+        }
+        let requests = harness.recorder.all.compactMap { event -> MessageEvent? in
+            if case .message(let message) = event, message.direction == .clientToServer { message } else { nil }
+        }
+        #expect(requests.count == texts.count)
+        #expect(Set(requests.map { String(buffer: $0.message.body) }) == Set(texts))
+        try await client.close()
+        try await harness.shutdown()
+    }
+}

@@ -36,6 +36,11 @@ public struct RelayLimits: Sendable, Equatable {
         let maximum = max(minimum, readBufferMaximum)
         return AdaptiveRecvByteBufferAllocator(minimum: minimum, initial: minimum, maximum: maximum)
     }
+    /// A client's masked messages are unmasked into a copy for decoding; after a message whole in
+    /// one frame, its buffer is kept for the next one when its capacity is at most this (NIO
+    /// rounds capacities to powers of two). On runs of small messages that saves an allocation and
+    /// a free per message; a session that goes idle holds at most this much more. 0: never kept.
+    public var unmaskBufferKept = 4 * 1024
     /// Limits of the passive BLIP decoders (one per direction).
     public var decoder: BLIPLimits = {
         var limits = BLIPLimits.default

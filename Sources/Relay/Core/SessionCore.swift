@@ -90,6 +90,7 @@ final class SessionCore {
         scanners = [WebSocketFrameScanner(maxFrameSize: limits.maxWebSocketFrameSize, requiresMask: true),
                     WebSocketFrameScanner(maxFrameSize: limits.maxWebSocketFrameSize)]
         assemblers = Array(repeating: WebSocketMessageAssembler(maxMessageSize: limits.maxWebSocketMessageSize,
+                                                                keptBufferCapacity: limits.unmaskBufferKept,
                                                                 allocator: allocator), count: 2)
         var policyMediation: PolicyMediation?
         if configuration.mediationPolicy == nil, let store = configuration.policy {
