@@ -108,6 +108,8 @@ public final class MetricsObserver: RelayObserver, Sendable {
                         [("database", summary.info.database), ("close_reason", MetricLabels.closeReason(summary))]).increment()
     }
 
+    public func observe(message event: borrowing MessageEvent) { observeMessage(event) }
+
     private func observeMessage(_ event: MessageEvent) {
         let direction = event.direction.rawValue
         guard let type = MetricLabels.typeIndex(event.message.type) else { return }

@@ -58,10 +58,7 @@ public struct LoggingObserver: RelayObserver {
         case .handshakeRefused(let refusal):
             if level <= .info { emit(.info, line.refused(refusal)) }
         case .message(let event):
-            if level <= .info { emit(.info, line.message(event)) }
-            if level <= .warning, let findings = event.analysis?.findings, !findings.isEmpty {
-                for finding in findings { emit(.warning, line.finding(event.sessionID, finding, at: event.time)) }
-            }
+            observe(message: event)
         case .messageHead, .forwarded:
             break
         case .decodeError(let id, let direction, let error):
@@ -74,6 +71,14 @@ public struct LoggingObserver: RelayObserver {
             if level <= .debug { emit(.debug, line.flow(id, direction, paused)) }
         case .verdict(let verdict):
             if level <= .info { emit(.info, line.verdict(verdict)) }
+        }
+    }
+
+    public func observe(message event: borrowing MessageEvent) {
+        let line = LogLine(format: format, redactBodies: redactBodies, withBody: withBody)
+        if level <= .info { emit(.info, line.message(event)) }
+        if level <= .warning, let findings = event.analysis?.findings, !findings.isEmpty {
+            for finding in findings { emit(.warning, line.finding(event.sessionID, finding, at: event.time)) }
         }
     }
 

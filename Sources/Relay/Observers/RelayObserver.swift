@@ -34,6 +34,16 @@ public struct RelayEventInterests: OptionSet, Sendable {
 public protocol RelayObserver: Sendable {
     var interests: RelayEventInterests { get }
     func observe(_ event: RelayEvent)
+    /// A complete message (``RelayEventInterests/messages``), lent for the call. The relay reports
+    /// every message this way; the default wraps a copy in ``RelayEvent/message(_:)`` for
+    /// ``observe(_:)``. An observer that reads messages on the hot path (the log) implements it
+    /// to borrow the event instead: wrapping it in the enum and matching it out again copied
+    /// the event twice and retained what it holds.
+    func observe(message event: borrowing MessageEvent)
+}
+
+extension RelayObserver {
+    public func observe(message event: borrowing MessageEvent) { observe(.message(copy event)) }
 }
 
 /// The observers of a relay, with their interests folded together once.
@@ -55,6 +65,13 @@ struct ObserverSet: Sendable {
         // By index: each observer is called in place, not copied out of the array (a retain
         // and release of its box for an observer that does not fit an existential's buffer).
         for index in observers.indices where observers[index].interests.contains(kind) { observers[index].observe(event) }
+    }
+
+    /// A complete message, lent to each observer that wants ``RelayEventInterests/messages``.
+    func emit(message event: borrowing MessageEvent) {
+        for index in observers.indices where observers[index].interests.contains(.messages) {
+            observers[index].observe(message: event)
+        }
     }
 
     /// One frame: with its bytes to ``RelayEventInterests/frameBytes`` observers, without to the

@@ -203,10 +203,9 @@ final class SessionInspector {
             }
         }
         guard observers.wants(.messages) else { return }
-        observers.emit(.message(MessageEvent(sessionID: sessionID, direction: direction, message: message,
-                                             requestProfile: profile, roundTrip: roundTrip, analysis: analysis,
-                                             byRelay: byRelay, time: time)),
-                       kind: .messages)
+        let event = MessageEvent(sessionID: sessionID, direction: direction, message: message, requestProfile: profile,
+                                 roundTrip: roundTrip, analysis: analysis, byRelay: byRelay, time: time)
+        observers.emit(message: event)
     }
 
     private func fail(_ error: RelayError, direction: BLIPDirection, statistics: inout SessionStatistics) -> RelayError {

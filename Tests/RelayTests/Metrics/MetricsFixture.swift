@@ -43,7 +43,8 @@ struct MetricsFixture {
     }
 
     /// One client session of changes, revs (one a tombstone), a 404 and a 409.
-    func replicate(client: BLIPConnection) async throws {
+    /// `inspected`: waits until the relay inspected the last reply (a relay that decodes).
+    func replicate(client: BLIPConnection, inspected: Bool = true) async throws {
         let changes = #"[[1,"doc1","1-a"],[2,"doc2","1-b"],[3,"doc3","1-c"]]"#
         let requests: [BLIPMessage] = [
             .request(profile: "getCheckpoint", properties: ["client": "c1"]),
@@ -57,6 +58,14 @@ struct MetricsFixture {
         ]
         for request in requests {
             _ = try await withTimeout { try await client.request(request) }
+        }
+        // Inspection may wait a few milliseconds after forwarding (RelayLimits.inspectionDelay):
+        // the last reply seen by the recorder, which observes after the metrics observer, means
+        // every message was counted.
+        guard inspected else { return }
+        let last = MessageNumber(requests.count)
+        _ = try await harness.recorder.first {
+            if case .message(let event) = $0 { event.direction == .serverToClient && event.message.number == last } else { false }
         }
     }
 

@@ -52,7 +52,7 @@ import Testing
     @Test func notDecodingCountsFramesAndBytesNotMessages() async throws {
         let fixture = try await MetricsFixture.start(relay: { $0.decodes = false })
         let client = try await fixture.harness.connected()
-        try await fixture.replicate(client: client)
+        try await fixture.replicate(client: client, inspected: false)
         let sessions = try await fixture.get("/sessions")
         #expect(sessions.body.contains("\"messagesFromClient\":0"), "\(sessions.body)")
         #expect(!sessions.body.contains("\"bytesFromClient\":0,"), "\(sessions.body)")
