@@ -150,3 +150,25 @@ struct KnownPropertiesTests {
         #expect(other.withUTF8 { ReplicationProfile(utf8: UnsafeRawBufferPointer($0)) } == nil)
     }
 }
+
+/// The relay moves every message's reading between its analyzer, request boxes and events by
+/// value: its content stays small whatever shape a case reads (cases with a shape are boxed).
+@Suite struct MessageValueSizeTests {
+    @Test func contentIsATagAndAPointerOrASmallCount() {
+        #expect(MemoryLayout<ReplicationMessage.Content>.size <= 17)
+        #expect(MemoryLayout<ReplicationMessage>.size <= 128)
+        // A boxed shape still reads, copies and compares as a value.
+        let request = BLIPMessage.request(profile: "norev", properties: ["id": "d", "rev": "1-a", "error": "404"])
+        let content = ReplicationMessage(request).content
+        guard case .norev(let norev) = content else {
+            Issue.record("norev read as \(content)")
+            return
+        }
+        #expect(norev.docID == "d" && norev.revID == "1-a" && norev.error == 404)
+        var copy = content
+        #expect(copy == content)
+        copy = ReplicationMessage(BLIPMessage.request(profile: "norev", properties: ["id": "e", "rev": "1-a"])).content
+        #expect(copy != content)
+        #expect(content != .emptyReply)
+    }
+}

@@ -125,7 +125,9 @@ final class SessionInspector {
             return nil
         }
         guard let type = decoded.flags.type, !type.isAck else { return nil }
-        let pendingSince = track(decoded, type: type, direction: direction, at: time.uptime)
+        let pendingSince = track(number: decoded.number, flags: decoded.flags, startsMessage: decoded.startsMessage,
+                                 isWhole: decoded.message != nil, headProfile: decoded.head?.properties.profile,
+                                 payloadBytes: decoded.payloadBytes, type: type, direction: direction, at: time.uptime)
         if let head = decoded.head, observers.wants(.messages) {
             observers.emit(.messageHead(sessionID: sessionID, direction: direction, head: head, time: time), kind: .messages)
         }
@@ -154,26 +156,29 @@ final class SessionInspector {
         observers.emitFrame(event, ack: nil, decoded: false)
     }
 
-    /// Notes the frame's message in the pending and in-progress tables. Returns when a request
-    /// whole in this frame started if it awaits a reply: ``complete(_:direction:pendingSince:)``
-    /// then records it, profile included, in one insertion.
-    private func track(_ decoded: DecodedFrame, type: MessageType, direction: BLIPDirection, at now: NIODeadline) -> NIODeadline? {
-        let key = InProgressKey(direction: UInt8(direction.rawValue), isRequest: type == .request, number: decoded.number)
+    /// Notes a frame's message in the pending and in-progress tables. Returns when a request
+    /// whole in this frame (`isWhole`) started if it awaits a reply: ``complete(_:direction:pendingSince:)``
+    /// then records it, profile included, in one insertion. `headProfile`: the profile of a
+    /// message whose properties this frame completed while more frames follow. Takes the
+    /// frame's fields, not the decoded frame: passing that (300 bytes) copied it.
+    private func track(number: MessageNumber, flags: FrameFlags, startsMessage: Bool, isWhole: Bool, headProfile: String?,
+                       payloadBytes: Int, type: MessageType, direction: BLIPDirection, at now: NIODeadline) -> NIODeadline? {
+        let key = InProgressKey(direction: UInt8(direction.rawValue), isRequest: type == .request, number: number)
         var pendingSince: NIODeadline?
-        if decoded.startsMessage, type == .request, !decoded.flags.isNoReply,
+        if startsMessage, type == .request, !flags.isNoReply,
            pending[direction.rawValue].count < limits.maxTrackedRequests {
-            if decoded.message != nil {
+            if isWhole {
                 pendingSince = now
             } else {
-                pending[direction.rawValue][decoded.number] = PendingRequest(profile: nil, started: now)
+                pending[direction.rawValue][number] = PendingRequest(profile: nil, started: now)
             }
         }
-        if let head = decoded.head, type == .request {
-            pending[direction.rawValue][decoded.number]?.profile = head.properties.profile
+        if let headProfile, type == .request {
+            pending[direction.rawValue][number]?.profile = headProfile
         }
-        if decoded.flags.hasMoreComing {
-            inProgress[key, default: 0] += decoded.payloadBytes
-            inProgressTotal += decoded.payloadBytes
+        if flags.hasMoreComing {
+            inProgress[key, default: 0] += payloadBytes
+            inProgressTotal += payloadBytes
         } else if !inProgress.isEmpty, let held = inProgress.removeValue(forKey: key) {
             inProgressTotal -= held
         }
