@@ -12,6 +12,32 @@ struct LineWriterTests {
         #expect(LineWriter.text { $0.append(decimal: unsigned) } == String(unsigned))
     }
 
+    @Test("every digit count, on both sides of each power of ten, is written as String(_:) writes it")
+    func decimalDigitsAtEveryLength() {
+        var values: [UInt] = [0, UInt.max, UInt.max - 1]
+        var power: UInt = 1
+        for _ in 0..<20 {
+            values += [power - 1, power, power + 1, power &* 7 &+ 3]
+            if power > UInt.max / 10 { break }
+            power *= 10
+        }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+            for value in values {
+                let written = DecimalDigits.write(value, to: buffer.baseAddress!)
+                #expect(written == DecimalDigits.count(value))
+                #expect(String(decoding: UnsafeBufferPointer(rebasing: buffer[..<written]), as: UTF8.self) == String(value))
+            }
+        }
+        // A line whose last piece is a number ending exactly at the stack buffer, or one past it.
+        for pad in [LineWriter.stackCapacity - 3, LineWriter.stackCapacity - 2] {
+            let text = LineWriter.text { line in
+                line.append(String(repeating: "x", count: pad))
+                line.append(decimal: 123)
+            }
+            #expect(text == String(repeating: "x", count: pad) + "123")
+        }
+    }
+
     @Test("byte counts are written as ByteCount.format writes them, which is unchanged below 1000")
     func byteCounts() {
         for bytes in [0, 1, 58, 300, 999, 1000, 1234, 999_949, 999_950, 3_400_000, -5, Int.max, Int.min] {

@@ -1,5 +1,6 @@
 import BLIPCore
 import Capture
+import Replication
 
 /// One log line being written as UTF-8 bytes: `time key=value …` (text; a value with a space, a
 /// quote or `=` is quoted, its quotes escaped) or one JSON object. The relay logs every message
@@ -247,17 +248,12 @@ struct LineBuilder: ~Copyable {
     /// cannot start a fake log line or drive a terminal; a backslash is then doubled.
     private mutating func quoted(_ value: UnsafeRawBufferPointer) {
         if json { return quotedJSON(value) }
-        // One pass over the value finds what it needs.
-        var needsQuotes = false, hasControl = false, hasQuote = false
-        for byte in value where byte <= 0x3D || byte == 0x7F {
-            switch byte {
-            case 0x20, 0x3D: needsQuotes = true
-            case 0x22: hasQuote = true
-            case ..<0x20, 0x7F: hasControl = true
-            default: continue
-            }
-        }
-        if hasControl {
+        // One pass over the value finds what it needs: each byte's class, or-ed together.
+        var seen: UInt8 = 0
+        let classes = Self.textClasses
+        for byte in value { seen |= classes[Int(byte)] }
+        let needsQuotes = seen & Self.needsQuotes != 0, hasQuote = seen & Self.isQuote != 0
+        if seen & Self.isControl != 0 {
             byte(0x22)
             escapedJSON(value)
             byte(0x22)
@@ -278,6 +274,25 @@ struct LineBuilder: ~Copyable {
             bytes(value)
         }
     }
+
+    /// What a byte asks of a text value (``quoted(_:)``): quotes (a space or `=`), escaping its
+    /// quote, or escaping as JSON does (a control character); 0 for any other byte.
+    private static let needsQuotes: UInt8 = 1, isQuote: UInt8 = 2, isControl: UInt8 = 4
+
+    /// Each byte's class, looked up rather than tested: one load per byte of a value. Written
+    /// once, when first used, and only read after (so shared by all threads without a lock).
+    nonisolated(unsafe) private static let textClasses: UnsafePointer<UInt8> = {
+        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+        for byte in 0..<256 {
+            switch byte {
+            case 0x20, 0x3D: table[byte] = needsQuotes
+            case 0x22: table[byte] = isQuote
+            case ..<0x20, 0x7F: table[byte] = isControl
+            default: table[byte] = 0
+            }
+        }
+        return UnsafePointer(table)
+    }()
 
     /// A JSON string: in quotes, escaped when it must be.
     private mutating func quotedJSON(_ value: UnsafeRawBufferPointer) {
@@ -318,36 +333,10 @@ struct LineBuilder: ~Copyable {
         }
     }
 
-    /// `00` to `99`: two digits at a time, half the divisions.
-    private static let digitPairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
-
     private mutating func appendDecimal(_ value: Int) {
         reserve(20)  // a sign and up to 19 digits
         if value < 0 { put(0x2D) }
-        var rest = value.magnitude
-        // Counted by comparisons (10^19 still fits a UInt).
-        var digits = 1
-        var power: UInt = 10
-        while digits < 19, rest >= power {
-            digits += 1
-            power &*= 10
-        }
-        count += digits
-        var index = count
-        let pairs = Self.digitPairs.utf8Start
-        while rest >= 100 {
-            let pair = Int(rest % 100) &* 2
-            rest /= 100
-            index -= 2
-            base[index] = pairs[pair]
-            base[index + 1] = pairs[pair + 1]
-        }
-        if rest >= 10 {
-            base[index - 2] = pairs[Int(rest) &* 2]
-            base[index - 1] = pairs[Int(rest) &* 2 + 1]
-        } else {
-            base[index - 1] = UInt8(truncatingIfNeeded: 48 + rest)
-        }
+        count += DecimalDigits.write(value.magnitude, to: base + count)
     }
 
     private mutating func append(_ text: StaticString) {

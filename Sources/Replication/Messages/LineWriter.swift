@@ -74,25 +74,13 @@ struct LineWriter {
     /// `value` in decimal, as `String(value)` writes it.
     mutating func append<Value: FixedWidthInteger>(decimal value: Value) {
         if value < 0 { append("-") }
-        var rest = value.magnitude
-        // Divisions by the constant 10 only (a multiplication once specialized).
-        var digits = 1
-        var probe = rest
-        while probe >= 10 {
-            probe /= 10
-            digits += 1
-        }
+        let magnitude = UInt(value.magnitude)
+        let digits = DecimalDigits.count(magnitude)
         guard count + digits <= buffer.count else {
             count += digits
             return
         }
-        count += digits
-        var index = count
-        repeat {
-            index -= 1
-            buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
-            rest /= 10
-        } while rest > 0
+        count += DecimalDigits.write(magnitude, digits: digits, to: buffer.baseAddress! + count)
     }
 
     /// `value` in hexadecimal (lowercase), as `String(value, radix: 16)` writes it, cut to its
