@@ -60,6 +60,56 @@ import Testing
         #expect(json == #"{"time":"T","event":"message","dir":"U→C","type":"RPY"}"#)
     }
 
+    /// A message line's direction and type, written in one copy, read as the two words would.
+    @Test func directionAndTypeReadAsTheirTwoWords() {
+        for json in [false, true] {
+            for direction in [BLIPDirection.clientToServer, .serverToClient] {
+                for type in MessageType.allCases {
+                    let together = Self.line(json: json) { $0.directionAndType(direction, type) }
+                    let apart = Self.line(json: json) { line in
+                        line.word("dir", direction.staticArrow)
+                        line.word("type", type.staticDescription)
+                    }
+                    #expect(together == apart, "\(json ? "JSON" : "text") \(direction) \(type)")
+                }
+            }
+        }
+        #expect(Self.line(json: false) { $0.directionAndType(.serverToClient, .error) } == " dir=U→C type=ERR")
+    }
+
+    /// A value its lender writes straight into the line (a summary) reads as the same bytes lent:
+    /// bare, quoted, escaped, longer than the room first offered, text and JSON.
+    @Test func textWrittenIntoTheLineReadsAsTextLent() {
+        let values = ["echo", "echo (300 B) → (300 B)", "say \"hi\"", "a\nb", "", "=",
+                      String(repeating: "é", count: LineBuilder.lentRoom), String(repeating: "x ", count: 300)]
+        for json in [false, true] {
+            for value in values {
+                var rooms: [Int] = []
+                let written = Self.line(json: json) { line in
+                    line.int("n", 1)
+                    line.text("summary", from: value, writtenBy: { value, buffer in
+                        rooms.append(buffer.count)
+                        let bytes = Array(value.utf8)
+                        if bytes.count <= buffer.count { _ = UnsafeMutableBufferPointer(rebasing: buffer[..<bytes.count]).initialize(from: bytes) }
+                        return bytes.count
+                    })
+                    line.int("m", 2)
+                }
+                let lent = Self.line(json: json) { line in
+                    line.int("n", 1)
+                    var copy = value
+                    copy.withUTF8 { line.text("summary", utf8: $0) }
+                    line.int("m", 2)
+                }
+                #expect(written == lent, "\(json ? "JSON" : "text"): \(value)")
+                // Asked again, with room enough, only when the first room (lentRoom at least) was short.
+                let length = value.utf8.count
+                #expect(rooms.first! >= LineBuilder.lentRoom)
+                #expect(rooms.count == (rooms.first! >= length ? 1 : 2) && rooms.last! >= length, "\(rooms)")
+            }
+        }
+    }
+
     @Test func textQuotesOnlyWhatItMust() {
         let text = Self.line(json: false) { line in
             line.text("a", "plain")

@@ -57,11 +57,24 @@ struct ProfileMessageTests {
         #expect(typedRequest.violations.isEmpty, "\(typedRequest.violations)")
         guard let answer = item.reply else {
             #expect(typedRequest.summary == item.summary)
+            #expect(Self.written(typedRequest) == item.summary)
             return
         }
         let typedReply = ReplicationMessage(answer, answering: typedRequest)
         #expect(typedReply.violations.isEmpty, "\(typedReply.violations)")
         #expect(typedReply.summary == item.summary)
+        #expect(Self.written(typedReply) == item.summary)
+    }
+
+    /// The summary as ``ReplicationMessage/writeSummary(into:)`` writes it: measured in a buffer
+    /// too small for it, then written into one of the length it gave.
+    static func written(_ message: ReplicationMessage) -> String {
+        var small = [UInt8](repeating: 0, count: 4)
+        let length = small.withUnsafeMutableBufferPointer { message.writeSummary(into: $0) }
+        var room = [UInt8](repeating: 0, count: length)
+        let again = room.withUnsafeMutableBufferPointer { message.writeSummary(into: $0) }
+        #expect(again == length)
+        return String(decoding: room, as: UTF8.self)
     }
 
     @Test("a summary longer than the line writer's stack buffer reads whole, in a collection, and lent as bytes the same")
@@ -76,6 +89,7 @@ struct ProfileMessageTests {
         var lent = ""
         answer.withSummaryUTF8 { lent = String(decoding: $0, as: UTF8.self) }
         #expect(lent == expected)
+        #expect(Self.written(answer) == expected)
     }
 
     @Test("a reply whose request was not seen reads by its number; an unknown profile's by its size")

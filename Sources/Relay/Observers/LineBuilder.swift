@@ -107,6 +107,55 @@ struct LineBuilder: ~Copyable {
         quoted(UnsafeRawBufferPointer(value))
     }
 
+    /// Room a lender gets in the line for ``text(_:from:writtenBy:)`` before the line grows to what
+    /// it asked for.
+    static let lentRoom = 192
+
+    /// A text value written straight into the line by `write`, which writes what fits of it into
+    /// the memory it is given and returns its whole length (``ReplicationMessage/writeSummary(into:)``):
+    /// then quoted or escaped as ``text(_:utf8:)`` would (valid UTF-8, as the lender promises).
+    /// Saves lending the bytes from a buffer of the lender's and copying them in.
+    /// `lender` goes to `write` as an argument: a closure that captured it instead would copy it.
+    mutating func text<Lender: ~Copyable>(_ key: StaticString, from lender: borrowing Lender,
+                                          writtenBy write: (borrowing Lender, UnsafeMutableBufferPointer<UInt8>) -> Int) {
+        beginField(key)
+        reserve(Self.lentRoom + 2)
+        // One byte left in front for an opening quote, one behind for the closing one.
+        let start = count + 1
+        var length = write(lender, UnsafeMutableBufferPointer(start: base + start, count: capacity - start - 1))
+        if start + length + 1 > capacity {
+            grow(length + 2)
+            length = write(lender, UnsafeMutableBufferPointer(start: base + start, count: capacity - start - 1))
+        }
+        let value = UnsafeRawBufferPointer(start: base + start, count: length)
+        assert(Self.isValidUTF8(value), "lent text is valid UTF-8")
+        let plain: Bool, quotes: Bool
+        if json {
+            plain = !Self.needsJSONEscape(value)
+            quotes = true
+        } else {
+            var seen: UInt8 = 0
+            let classes = Self.textClasses
+            for byte in value { seen |= classes[Int(byte)] }
+            plain = seen & (Self.isQuote | Self.isControl) == 0
+            quotes = seen & Self.needsQuotes != 0
+        }
+        guard plain else {
+            // A quote or a control character: escaped from a copy (the value is where it goes).
+            let copy = Array(value)
+            return copy.withUnsafeBytes { quoted($0) }
+        }
+        if quotes {
+            base[count] = 0x22
+            count = start + length
+            put(0x22)
+        } else {
+            // One byte to the left, over the quote's room: the regions overlap.
+            UnsafeMutableRawPointer(base + count).copyMemory(from: base + start, byteCount: length)
+            count += length
+        }
+    }
+
     /// A word the relay itself names (`C→U`, `MSG`, `relay`): written as it is, quoted only in
     /// JSON, without looking for what to quote or escape (it has no space, quote, `=`, backslash
     /// or control character).
@@ -120,6 +169,33 @@ struct LineBuilder: ~Copyable {
         if json { put(0x22) }
         putShort(UnsafeRawPointer(value.utf8Start), length)
         if json { put(0x22) }
+    }
+
+    /// `dir` and `type`, as two ``word(_:_:)`` calls write them, in one copy: a message line's
+    /// fixed middle, written for every message (an ACK type, never on a message line, takes the
+    /// two calls).
+    mutating func directionAndType(_ direction: BLIPDirection, _ type: MessageType) {
+        let fields: StaticString
+        switch (json, direction, type) {
+        case (false, .clientToServer, .request): fields = " dir=C→U type=MSG"
+        case (false, .clientToServer, .response): fields = " dir=C→U type=RPY"
+        case (false, .clientToServer, .error): fields = " dir=C→U type=ERR"
+        case (false, .serverToClient, .request): fields = " dir=U→C type=MSG"
+        case (false, .serverToClient, .response): fields = " dir=U→C type=RPY"
+        case (false, .serverToClient, .error): fields = " dir=U→C type=ERR"
+        case (true, .clientToServer, .request): fields = #","dir":"C→U","type":"MSG""#
+        case (true, .clientToServer, .response): fields = #","dir":"C→U","type":"RPY""#
+        case (true, .clientToServer, .error): fields = #","dir":"C→U","type":"ERR""#
+        case (true, .serverToClient, .request): fields = #","dir":"U→C","type":"MSG""#
+        case (true, .serverToClient, .response): fields = #","dir":"U→C","type":"RPY""#
+        case (true, .serverToClient, .error): fields = #","dir":"U→C","type":"ERR""#
+        default:
+            word("dir", direction.staticArrow)
+            return word("type", type.staticDescription)
+        }
+        let length = fields.utf8CodeUnitCount
+        reserve(length)
+        put(UnsafeRawBufferPointer(start: fields.utf8Start, count: length))
     }
 
     /// A value given as raw bytes (a property); `redacted` writes `<redacted>` instead.

@@ -94,8 +94,7 @@ struct LogLine {
         // Stamped with the time the message's last frame was read (its inspection may come later).
         var line = LineBuilder(json: format == .json, event: "message", time: event.time?.wall)
         line.int("session", Int(event.sessionID))
-        line.word("dir", event.direction.staticArrow)
-        line.word("type", message.type.staticDescription)
+        line.directionAndType(event.direction, message.type)
         line.int("number", Int(message.number))
         line.flags(message.flags)
         if event.byRelay { line.word("by", "relay") }  // the relay's own reply, not the peer's
@@ -143,8 +142,8 @@ struct LogLine {
         // would copy them out, a retain and release each.
         if let summary {
             line.text("summary", summary)
-        } else {
-            event.analysis?.withSummaryUTF8 { line.text("summary", utf8: $0) }
+        } else if event.analysis != nil {
+            line.text("summary", from: event, writtenBy: { event, buffer in event.analysis!.writeSummary(into: buffer) })
         }
         if event.requestProfile != nil { line.text("re", event.requestProfile!) }
         if let rtt = event.roundTrip { line.millis("rttMs", rtt.nanoseconds) }

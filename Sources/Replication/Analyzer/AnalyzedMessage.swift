@@ -55,6 +55,12 @@ public struct AnalyzedMessage: Sendable {
         box.withMessage { $0.withSummaryUTF8(body) }
     }
 
+    /// ``summary`` written into `buffer` (``ReplicationMessage/writeSummary(into:)``): its length,
+    /// written only when it fits.
+    public func writeSummary(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        box.withMessage { $0.writeSummary(into: buffer) }
+    }
+
     /// Reads the typed message in place (``message`` returns a copy of it).
     public func withMessage<T>(_ body: (borrowing ReplicationMessage) -> T) -> T { box.withMessage(body) }
 }

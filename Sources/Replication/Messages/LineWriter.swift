@@ -48,6 +48,12 @@ struct LineWriter {
 
     private init(buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
 
+    /// A writer into the caller's memory: what fits is written, ``length`` counts all of it.
+    init(into buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
+
+    /// Bytes appended so far, written or (past the buffer) only counted.
+    var length: Int { count }
+
     private var fits: Bool { count <= buffer.count }
 
     /// What was written (all of it when ``fits``).

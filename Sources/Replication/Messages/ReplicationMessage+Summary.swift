@@ -24,6 +24,24 @@ extension ReplicationMessage {
         LineWriter.withText(self, { message, line in message.appendSummary(to: &line) }, body)
     }
 
+    /// Writes the UTF-8 bytes of ``summary`` at the start of `buffer` when they fit, and returns
+    /// their length either way: past `buffer.count` nothing usable was written, and a second call
+    /// with that much room writes them (the relay writes summaries straight into its log line).
+    /// The same bytes as ``withSummaryUTF8(_:)`` lends.
+    public borrowing func writeSummary(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        if var whole = wholeSummary {
+            return whole.withUTF8 { bytes in
+                if bytes.count <= buffer.count, let source = bytes.baseAddress {
+                    buffer.baseAddress!.update(from: source, count: bytes.count)
+                }
+                return bytes.count
+            }
+        }
+        var line = LineWriter(into: buffer)
+        appendSummary(to: &line)
+        return line.length
+    }
+
     /// The line when it is a known request's text alone (no collection), else nil.
     private var wholeSummary: String? {
         guard type == .request, collectionName == nil else { return nil }
