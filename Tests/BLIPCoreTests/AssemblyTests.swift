@@ -182,6 +182,33 @@ struct AssemblyTests {
         #expect(kept.message.map { String(buffer: $0.body) } == "kept")
     }
 
+    @Test("past the bound the oldest request still awaited is forgotten, not one already answered")
+    func theOldestUnansweredIsForgotten() throws {
+        var limits = BLIPLimits()
+        limits.maxAwaitedReplies = 4
+        let decoder = DirectionDecoder(limits: limits)
+        let sender = Sender()
+        for number in 1...4 { decoder.expectReply(to: MessageNumber(number)) }
+        for answered in [1, 3] as [MessageNumber] {
+            #expect(try decoder.receive(sender.frame(answered, .response, Self.stream([:], "ok"))).message != nil)
+        }
+        for number in 5...7 { decoder.expectReply(to: MessageNumber(number)) }
+        // Awaited: 2, 4, 5, 6, 7 is one too many; 2 is the oldest of them.
+        #expect(decoder.forgottenReplies == 1)
+        guard case .ignored(let error) = try decoder.receive(sender.frame(2, .response, Self.stream([:], "late"))).outcome else {
+            return #expect(Bool(false), "the forgotten request's reply is ignored")
+        }
+        #expect(error.code == .replyWithoutRequest)
+        for number in 4...7 {
+            let reply = try decoder.receive(sender.frame(MessageNumber(number), .response, Self.stream([:], "r\(number)")))
+            #expect(reply.message.map { String(buffer: $0.body) } == "r\(number)", "#\(number) still awaited")
+        }
+        // With every one answered, the next ones are kept up to the bound again.
+        for number in 8...12 { decoder.expectReply(to: MessageNumber(number)) }
+        #expect(decoder.forgottenReplies == 2)
+        #expect(try decoder.receive(sender.frame(9, .response, Self.stream([:], "ok"))).message != nil)
+    }
+
     @Test("many large messages started and never finished: the direction fails at its in-progress bounds")
     func inProgressBounds() throws {
         var limits = BLIPLimits()

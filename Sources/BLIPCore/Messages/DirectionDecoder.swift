@@ -53,10 +53,11 @@ public final class DirectionDecoder {
     private var partialRequests = MessageNumberTable<PartialMessage>()
     private var partialReplies = MessageNumberTable<PartialMessage>()
     private var awaitingReplies = MessageNumberTable<Void>()
-    /// The numbers in ``awaitingReplies`` in the order registered (requests are numbered
-    /// upwards), for forgetting the oldest past ``BLIPLimits/maxAwaitedReplies``; may hold numbers
-    /// already answered, skipped when met.
-    private var awaitingOrder = CircularBuffer<MessageNumber>()
+    /// No number in ``awaitingReplies`` is below it: where the search for the oldest starts when
+    /// one must be forgotten past ``BLIPLimits/maxAwaitedReplies``. Requests are numbered upwards
+    /// (each new one `last + 1`, §4.4), so the search passes each number once overall; a number
+    /// registered below it moves it back.
+    private var oldestAwaitedReply: MessageNumber = 0
     private var highestAwaitedReply: MessageNumber = 0
     /// Requests whose replies were no longer awaited because too many were (``BLIPLimits/maxAwaitedReplies``).
     public private(set) var forgottenReplies = 0
@@ -87,14 +88,21 @@ public final class DirectionDecoder {
     /// Registers that the other direction sent request `number` which expects a reply.
     public func expectReply(to number: MessageNumber) {
         guard awaitingReplies.insert(number) else { return }
-        awaitingOrder.append(number)
         highestAwaitedReply = max(highestAwaitedReply, number)
-        while awaitingReplies.count > limits.maxAwaitedReplies, let oldest = awaitingOrder.popFirst() {
-            if awaitingReplies.remove(oldest) { forgottenReplies += 1 }
+        oldestAwaitedReply = min(oldestAwaitedReply, number)
+        while awaitingReplies.count > max(limits.maxAwaitedReplies, 0) {
+            // The table is not empty, and nothing in it is below the start: the search ends.
+            passAnsweredReplies()
+            awaitingReplies.remove(oldestAwaitedReply)
+            forgottenReplies += 1
         }
-        if awaitingOrder.count > 2 * max(awaitingReplies.count, 64) {
-            // Mostly answered numbers: keep the order buffer near the table's size.
-            awaitingOrder = CircularBuffer(awaitingOrder.filter(awaitingReplies.contains))
+    }
+
+    /// Moves ``oldestAwaitedReply`` up past numbers no longer awaited (answered or forgotten), to
+    /// the oldest still awaited or, with none left, to the highest registered.
+    private func passAnsweredReplies() {
+        while oldestAwaitedReply < highestAwaitedReply, !awaitingReplies.contains(oldestAwaitedReply) {
+            oldestAwaitedReply += 1
         }
     }
 
@@ -116,7 +124,6 @@ public final class DirectionDecoder {
             bytesInProgress = 0
             reservedAssemblyBytes = 0
             awaitingReplies.removeAll()
-            awaitingOrder.removeAll()
             throw error
         }
     }
@@ -144,6 +151,7 @@ public final class DirectionDecoder {
                 lastRequestNumber = frame.number
             } else {
                 awaitingReplies.remove(frame.number)
+                if frame.number == oldestAwaitedReply { passAnsweredReplies() }
             }
             if !frame.flags.hasMoreComing {
                 // A whole message in one frame, the common case: no assembly state at all. Its
