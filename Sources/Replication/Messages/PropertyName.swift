@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The message properties the typed views read (replication-protocol §3; BLIP §6 for the
 /// error properties). ``MessageReader`` collects them in one pass over a message's properties.
 enum PropertyName: String, CaseIterable, Sendable {
@@ -87,10 +93,12 @@ enum PropertyName: String, CaseIterable, Sendable {
 }
 
 extension UnsafeRawBufferPointer {
-    /// True when these bytes are exactly `text`'s UTF-8.
+    /// True when these bytes are exactly `text`'s UTF-8: one `memcmp`, not a checked loop over
+    /// each byte (property names and profiles are matched several times per message).
     func matches(_ text: StaticString) -> Bool {
-        guard count == text.utf8CodeUnitCount else { return false }
-        for offset in 0..<count where self[offset] != text.utf8Start[offset] { return false }
-        return true
+        let length = text.utf8CodeUnitCount
+        guard count == length else { return false }
+        guard length > 0, let base = baseAddress else { return true }
+        return memcmp(base, text.utf8Start, length) == 0
     }
 }
