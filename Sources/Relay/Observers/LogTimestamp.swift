@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Replication
 
 /// The log's timestamps: UTC wall-clock time with microseconds, e.g.
 /// `2026-11-21T20:40:01.123456Z`, written as bytes. The date is computed arithmetically
@@ -47,9 +48,11 @@ enum LogTimestamp {
 
     /// Writes the last `length - secondLength` bytes: six digits of `microseconds` and `Z`.
     static func writeMicroseconds(_ microseconds: Int, to out: UnsafeMutablePointer<UInt8>) {
-        writeTwoDigits(microseconds / 10_000, to: out)
-        writeTwoDigits(microseconds / 100 % 100, to: out + 2)
-        writeTwoDigits(microseconds % 100, to: out + 4)
+        // Clamped: the digits are looked up in a table, so a value out of range must not index past it.
+        let value = UInt(min(max(microseconds, 0), 999_999))
+        DecimalDigits.writeTwo(Int(value / 10_000), to: out)
+        DecimalDigits.writeTwo(Int(value / 100 % 100), to: out + 2)
+        DecimalDigits.writeTwo(Int(value % 100), to: out + 4)
         out[6] = 0x5A
     }
 

@@ -7,8 +7,16 @@ public enum DecimalDigits {
     @usableFromInline static let pairs: StaticString =
         "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
+    /// `value` (0…99) as two digits, a leading zero included: times and dates.
+    @inlinable @inline(__always)
+    public static func writeTwo(_ value: Int, to out: UnsafeMutablePointer<UInt8>) {
+        let pair = value &* 2
+        out[0] = pairs.utf8Start[pair]
+        out[1] = pairs.utf8Start[pair &+ 1]
+    }
+
     /// How many digits `value` has (1 to 20).
-    @inlinable public static func count(_ value: UInt) -> Int {
+    @inlinable @inline(__always) public static func count(_ value: UInt) -> Int {
         if value < 10 { return 1 }
         if value < 100 { return 2 }
         if value < 1_000 { return 3 }
@@ -23,7 +31,7 @@ public enum DecimalDigits {
     }
 
     /// Writes `value`'s ``count(_:)`` digits at `out`; returns how many.
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public static func write(_ value: UInt, to out: UnsafeMutablePointer<UInt8>) -> Int {
         let pairs = Self.pairs.utf8Start
         if value < 10 {
@@ -40,7 +48,7 @@ public enum DecimalDigits {
     }
 
     /// Writes `value`, which has `digits` digits (its ``count(_:)``), at `out`; returns `digits`.
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public static func write(_ value: UInt, digits: Int, to out: UnsafeMutablePointer<UInt8>) -> Int {
         let pairs = Self.pairs.utf8Start
         var rest = value
