@@ -28,6 +28,14 @@ struct LineWriterTests {
                 #expect(String(decoding: UnsafeBufferPointer(rebasing: buffer[..<written]), as: UTF8.self) == String(value))
             }
         }
+        // Two digits, zero-padded; a value out of range reads as 99, never past the table.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2) { buffer in
+            for value in [0, 7, 10, 99, -1, 100, Int.min, Int.max] {
+                DecimalDigits.writeTwo(value, to: buffer.baseAddress!)
+                let expected = (0...99).contains(value) ? (value < 10 ? "0\(value)" : "\(value)") : "99"
+                #expect(String(decoding: buffer, as: UTF8.self) == expected, "\(value)")
+            }
+        }
         // A line whose last piece is a number ending exactly at the stack buffer, or one past it.
         for pad in [LineWriter.stackCapacity - 3, LineWriter.stackCapacity - 2] {
             let text = LineWriter.text { line in

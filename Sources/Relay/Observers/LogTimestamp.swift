@@ -38,28 +38,21 @@ enum LogTimestamp {
         let secondOfDay = seconds - days * 86_400
         let date = civilDate(daysSinceEpoch: days)
         let year = date.year % 10_000
-        writeTwoDigits(year / 100, to: out); writeTwoDigits(year % 100, to: out + 2); out[4] = 0x2D
-        writeTwoDigits(date.month, to: out + 5); out[7] = 0x2D
-        writeTwoDigits(date.day, to: out + 8); out[10] = 0x54
-        writeTwoDigits(secondOfDay / 3600, to: out + 11); out[13] = 0x3A
-        writeTwoDigits(secondOfDay / 60 % 60, to: out + 14); out[16] = 0x3A
-        writeTwoDigits(secondOfDay % 60, to: out + 17); out[19] = 0x2E
+        DecimalDigits.writeTwo(year / 100, to: out); DecimalDigits.writeTwo(year % 100, to: out + 2); out[4] = 0x2D
+        DecimalDigits.writeTwo(date.month, to: out + 5); out[7] = 0x2D
+        DecimalDigits.writeTwo(date.day, to: out + 8); out[10] = 0x54
+        DecimalDigits.writeTwo(secondOfDay / 3600, to: out + 11); out[13] = 0x3A
+        DecimalDigits.writeTwo(secondOfDay / 60 % 60, to: out + 14); out[16] = 0x3A
+        DecimalDigits.writeTwo(secondOfDay % 60, to: out + 17); out[19] = 0x2E
     }
 
     /// Writes the last `length - secondLength` bytes: six digits of `microseconds` and `Z`.
     static func writeMicroseconds(_ microseconds: Int, to out: UnsafeMutablePointer<UInt8>) {
-        // Clamped: the digits are looked up in a table, so a value out of range must not index past it.
-        let value = UInt(min(max(microseconds, 0), 999_999))
-        DecimalDigits.writeTwo(Int(value / 10_000), to: out)
-        DecimalDigits.writeTwo(Int(value / 100 % 100), to: out + 2)
-        DecimalDigits.writeTwo(Int(value % 100), to: out + 4)
+        let value = min(max(microseconds, 0), 999_999)
+        DecimalDigits.writeTwo(value / 10_000, to: out)
+        DecimalDigits.writeTwo(value / 100 % 100, to: out + 2)
+        DecimalDigits.writeTwo(value % 100, to: out + 4)
         out[6] = 0x5A
-    }
-
-    /// `value` (0...99) as two ASCII digits.
-    private static func writeTwoDigits(_ value: Int, to out: UnsafeMutablePointer<UInt8>) {
-        out[0] = UInt8(truncatingIfNeeded: 48 + value / 10)
-        out[1] = UInt8(truncatingIfNeeded: 48 + value % 10)
     }
 
     /// Year, month (1–12) and day (1–31) of a day counted from 1970-01-01 (negative before it),

@@ -7,10 +7,12 @@ public enum DecimalDigits {
     @usableFromInline static let pairs: StaticString =
         "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
-    /// `value` (0…99) as two digits, a leading zero included: times and dates.
+    /// `value` (0…99) as two digits, a leading zero included: times and dates. A value out of
+    /// that range (a negative one included) is written as `99`: the digits come from a table,
+    /// which the lookup must not leave.
     @inlinable @inline(__always)
     public static func writeTwo(_ value: Int, to out: UnsafeMutablePointer<UInt8>) {
-        let pair = value &* 2
+        let pair = Int(min(UInt(truncatingIfNeeded: value), 99)) &* 2
         out[0] = pairs.utf8Start[pair]
         out[1] = pairs.utf8Start[pair &+ 1]
     }
