@@ -58,7 +58,8 @@ public enum RelayEvent: Sendable {
     case forwarded(sessionID: UInt64, direction: BLIPDirection, frames: Int, bytes: Int)
     /// A message's properties are complete (its first frame, usually).
     case messageHead(sessionID: UInt64, direction: BLIPDirection, head: MessageHead, time: ReceiptTime? = nil)
-    /// A message is complete.
+    /// A message is complete. The relay lends messages to ``RelayObserver/observe(message:)``;
+    /// this case is how its default hands them to ``RelayObserver/observe(_:)``.
     case message(MessageEvent)
     /// An ACK frame passed (wire-format reference §5).
     /// `time`: when the relay read it (nil: now, as the event is seen).

@@ -1,7 +1,7 @@
 /// Writes unsigned integers in decimal as ASCII, for the lines the relay logs for every message
-/// (``LineWriter`` here, the relay's log line builder): digits counted by comparisons and written
-/// two at a time from a table, with one- and two-digit numbers (flags, small counts) written at
-/// once.
+/// (``LineWriter`` here; the relay's log line builder and its timestamps): digits counted by
+/// comparisons and written two at a time from a table, with one- and two-digit numbers (flags,
+/// small counts) written at once.
 public enum DecimalDigits {
     /// `00` to `99`.
     @usableFromInline static let pairs: StaticString =
