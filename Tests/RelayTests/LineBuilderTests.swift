@@ -77,7 +77,7 @@ import Testing
         #expect(Self.line(json: false) { $0.directionAndType(.serverToClient, .error) } == " dir=U→C type=ERR")
     }
 
-    /// A value its lender writes straight into the line (a summary) reads as the same bytes lent:
+    /// A value its lender writes straight into the line (a summary) reads as the same text given as a String:
     /// bare, quoted, escaped, longer than the room first offered, text and JSON.
     @Test func textWrittenIntoTheLineReadsAsTextLent() {
         let values = ["echo", "echo (300 B) → (300 B)", "say \"hi\"", "a\nb", "", "=",
@@ -97,8 +97,7 @@ import Testing
                 }
                 let lent = Self.line(json: json) { line in
                     line.int("n", 1)
-                    var copy = value
-                    copy.withUTF8 { line.text("summary", utf8: $0) }
+                    line.text("summary", value)
                     line.int("m", 2)
                 }
                 #expect(written == lent, "\(json ? "JSON" : "text"): \(value)")
@@ -145,7 +144,11 @@ import Testing
             ([0x66, 0xC3] as [UInt8]).withUnsafeBytes { line.raw("cut", $0) }  // "f" and half of "é"
         }
         let lent = Self.line(json: false) { line in
-            Array("café → (3 B)".utf8).withUnsafeBufferPointer { line.text("ok", utf8: $0) }
+            line.text("ok", from: "café → (3 B)", writtenBy: { text, buffer in
+                let bytes = Array(text.utf8)
+                if bytes.count <= buffer.count { _ = UnsafeMutableBufferPointer(rebasing: buffer[..<bytes.count]).initialize(from: bytes) }
+                return bytes.count
+            })
         }
         #expect(raw == " ok=café cut=f\u{FFFD}")
         #expect(lent == " ok=\"café → (3 B)\"")

@@ -13,7 +13,7 @@ import Replication
 /// make and finish a line within one synchronous call (never across a suspension point).
 ///
 /// UTF-8: keys, static strings, `String` values and numbers are valid UTF-8 as written, and so is
-/// what quoting and escaping make of them, and lent text bytes (``text(_:utf8:)``) are valid as
+/// what quoting and escaping make of them, and text written in by a lender (``text(_:from:writtenBy:)``) is valid as
 /// lent; raw bytes (``raw(_:_:redacted:)``, properties as received) may not be. Those are
 /// validated as they go in when they have a byte that is not ASCII, and ``finish()`` repairs the
 /// line (invalid sequences become U+FFFD) only when one was invalid.
@@ -98,22 +98,14 @@ struct LineBuilder: ~Copyable {
         }
     }
 
-    /// A text value given as its UTF-8 bytes (a string's, not bytes as received: those go through
-    /// ``raw(_:_:)``): valid UTF-8, as the lender promises (``ReplicationMessage/withSummaryUTF8(_:)``
-    /// writes whole strings and ASCII cuts only), so not checked again in release builds.
-    mutating func text(_ key: StaticString, utf8 value: UnsafeBufferPointer<UInt8>) {
-        assert(Self.isValidUTF8(UnsafeRawBufferPointer(value)), "lent text is valid UTF-8")
-        beginField(key)
-        quoted(UnsafeRawBufferPointer(value))
-    }
-
     /// Room a lender gets in the line for ``text(_:from:writtenBy:)`` before the line grows to what
     /// it asked for.
     static let lentRoom = 192
 
     /// A text value written straight into the line by `write`, which writes what fits of it into
     /// the memory it is given and returns its whole length (``ReplicationMessage/writeSummary(into:)``):
-    /// then quoted or escaped as ``text(_:utf8:)`` would (valid UTF-8, as the lender promises).
+    /// then quoted or escaped as ``text(_:_:)`` would a string (valid UTF-8, as the lender
+    /// promises: not checked again in release builds).
     /// Saves lending the bytes from a buffer of the lender's and copying them in.
     /// `lender` goes to `write` as an argument: a closure that captured it instead would copy it.
     mutating func text<Lender: ~Copyable>(_ key: StaticString, from lender: borrowing Lender,
@@ -134,9 +126,7 @@ struct LineBuilder: ~Copyable {
             plain = !Self.needsJSONEscape(value)
             quotes = true
         } else {
-            var seen: UInt8 = 0
-            let classes = Self.textClasses
-            for byte in value { seen |= classes[Int(byte)] }
+            let seen = Self.textClass(of: value)
             plain = seen & (Self.isQuote | Self.isControl) == 0
             quotes = seen & Self.needsQuotes != 0
         }
@@ -324,10 +314,7 @@ struct LineBuilder: ~Copyable {
     /// cannot start a fake log line or drive a terminal; a backslash is then doubled.
     private mutating func quoted(_ value: UnsafeRawBufferPointer) {
         if json { return quotedJSON(value) }
-        // One pass over the value finds what it needs: each byte's class, or-ed together.
-        var seen: UInt8 = 0
-        let classes = Self.textClasses
-        for byte in value { seen |= classes[Int(byte)] }
+        let seen = Self.textClass(of: value)
         let needsQuotes = seen & Self.needsQuotes != 0, hasQuote = seen & Self.isQuote != 0
         if seen & Self.isControl != 0 {
             byte(0x22)
@@ -354,6 +341,16 @@ struct LineBuilder: ~Copyable {
     /// What a byte asks of a text value (``quoted(_:)``): quotes (a space or `=`), escaping its
     /// quote, or escaping as JSON does (a control character); 0 for any other byte.
     private static let needsQuotes: UInt8 = 1, isQuote: UInt8 = 2, isControl: UInt8 = 4
+
+    /// What `value` asks of a text line: its bytes' classes (``textClasses``) or-ed together, in
+    /// one pass.
+    @inline(__always)
+    private static func textClass(of value: UnsafeRawBufferPointer) -> UInt8 {
+        var seen: UInt8 = 0
+        let classes = textClasses
+        for byte in value { seen |= classes[Int(byte)] }
+        return seen
+    }
 
     /// Each byte's class, looked up rather than tested: one load per byte of a value. Written
     /// once, when first used, and only read after (so shared by all threads without a lock).

@@ -50,11 +50,6 @@ public struct AnalyzedMessage: Sendable {
     /// The message's profile (a reply: its request's), read in place.
     public var profile: String? { box.profile }
 
-    /// ``summary`` as UTF-8 bytes lent to `body`, without making a String of it.
-    public func withSummaryUTF8(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
-        box.withMessage { $0.withSummaryUTF8(body) }
-    }
-
     /// ``summary`` written into `buffer` (``ReplicationMessage/writeSummary(into:)``): its length,
     /// written only when it fits.
     public func writeSummary(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {

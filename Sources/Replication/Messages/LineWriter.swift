@@ -24,29 +24,20 @@ struct LineWriter {
     /// Lends `body` the UTF-8 bytes `write` appends, without making a String of them; the bytes
     /// are valid only during the call.
     static func withText(_ write: (inout LineWriter) -> Void, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
-        withText((), { _, line in write(&line) }, body)
-    }
-
-    /// As ``withText(_:_:)``, with `context` lent to `write` as an argument: a closure that
-    /// captured a large value instead would copy it.
-    static func withText<Context: ~Copyable>(_ context: borrowing Context, _ write: (borrowing Context, inout LineWriter) -> Void,
-                                  _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         let length = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: stackCapacity) { buffer in
-            var writer = LineWriter(buffer: buffer)
-            write(context, &writer)
+            var writer = LineWriter(into: buffer)
+            write(&writer)
             if writer.fits { body(writer.written) }
             return writer.count
         }
         guard length > stackCapacity else { return }
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
-            var writer = LineWriter(buffer: buffer)
-            write(context, &writer)
+            var writer = LineWriter(into: buffer)
+            write(&writer)
             assert(writer.fits, "a line's pieces changed between two runs")
             body(writer.written)
         }
     }
-
-    private init(buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
 
     /// A writer into the caller's memory: what fits is written, ``length`` counts all of it.
     init(into buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }

@@ -9,29 +9,23 @@ extension ReplicationMessage {
     /// made as strings first.
     public var summary: String {
         if let whole = wholeSummary { return whole }
-        var text = ""
-        withSummaryUTF8 { text = String(decoding: $0, as: UTF8.self) }
-        return text
-    }
-
-    /// Lends `body` the UTF-8 bytes of ``summary`` without making a String of them (the relay
-    /// copies them into its log line); the bytes are valid only during the call. They are valid
-    /// UTF-8: the line is written from whole strings and from ASCII cut anywhere (hex digests,
-    /// base64 source IDs, digits), never from a string cut inside a character.
-    public borrowing func withSummaryUTF8(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
-        if var whole = wholeSummary { return whole.withUTF8(body) }
-        // The message goes in as an argument: a closure that captured `self` would copy it.
-        LineWriter.withText(self, { message, line in message.appendSummary(to: &line) }, body)
+        // Written into a stack buffer first; a longer line is written again into its String.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: LineWriter.stackCapacity) { buffer in
+            let length = writeSummary(into: buffer)
+            guard length > buffer.count else { return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<length]), as: UTF8.self) }
+            return String(unsafeUninitializedCapacity: length) { writeSummary(into: $0) }
+        }
     }
 
     /// Writes the UTF-8 bytes of ``summary`` at the start of `buffer` when they fit, and returns
     /// their length either way: past `buffer.count` nothing usable was written, and a second call
     /// with that much room writes them (the relay writes summaries straight into its log line).
-    /// The same bytes as ``withSummaryUTF8(_:)`` lends.
+    /// They are valid UTF-8: the line is written from whole strings and from ASCII cut anywhere
+    /// (hex digests, base64 source IDs, digits), never from a string cut inside a character.
     public borrowing func writeSummary(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
         if var whole = wholeSummary {
             return whole.withUTF8 { bytes in
-                if bytes.count <= buffer.count, let source = bytes.baseAddress {
+                if bytes.count <= buffer.count, bytes.count > 0, let source = bytes.baseAddress {
                     buffer.baseAddress!.update(from: source, count: bytes.count)
                 }
                 return bytes.count
