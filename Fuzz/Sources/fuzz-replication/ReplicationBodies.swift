@@ -45,10 +45,17 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
 
     let typedRequest = ReplicationMessage(request)
-    _ = typedRequest.summary
-    typedRequest.withSummaryUTF8 { _ in }
     let typedReply = ReplicationMessage(reply, answering: typedRequest)
-    _ = typedReply.summary
+    for typed in [typedRequest, typedReply] {
+        // The relay's log writes summaries in: measured in a buffer too small, then written whole.
+        let summary = typed.summary
+        var small = [UInt8](repeating: 0, count: 8)
+        let length = small.withUnsafeMutableBufferPointer { typed.writeSummary(into: $0) }
+        fuzzCheck(length == summary.utf8.count, "writeSummary measured another length than summary has")
+        var room = [UInt8](repeating: 0, count: length)
+        _ = room.withUnsafeMutableBufferPointer { typed.writeSummary(into: $0) }
+        fuzzCheck(String(decoding: room, as: UTF8.self) == summary, "writeSummary wrote another line than summary")
+    }
     fuzzCheck(typedReply.profile == typedRequest.profile, "the reply lost its request's profile")
 
     let analyzer = SessionAnalyzer()
