@@ -82,7 +82,7 @@ extension SessionCore {
                         // queue never holds more than one batch whatever a read carries.
                         forward(&run, from: side, into: &actions)
                         if attached[side.other.rawValue] { actions.append(.flush(side.other)) }
-                        inspectNow(into: &actions)
+                        inspectPending(into: &actions)
                         bufferCounted = false
                     }
                 }
@@ -131,12 +131,18 @@ extension SessionCore {
 
     /// The read batch on `side` is over: flush what it forwarded, then inspect what waits if it
     /// is due (``RelayLimits/inspectionDelay``), or arm the timer that will.
+    ///
+    /// A batch that fills is inspected at once and leaves an armed timer armed: it fires within
+    /// the delay of the frames that came after the batch, so each of them still waits less than
+    /// the delay, and under a steady stream the timer is armed once per delay rather than once
+    /// per batch. Each armed timer is a `timerfd_settime` and, when it fires, a wake-up of the
+    /// event loop: cancelling it does not disarm the loop's timer file descriptor.
     func readComplete(on side: SessionSide, into actions: inout [SessionAction]) {
         if attached[side.other.rawValue] { actions.append(.flush(side.other)) }
         reportUndecoded(side.inbound)
         guard !uninspected.isEmpty else { return }
         if configuration.limits.inspectionDelay <= .zero || batchIsFull {
-            inspectNow(into: &actions)
+            inspectPending(into: &actions)
         } else if !inspectionArmed {
             inspectionArmed = true
             actions.append(.schedule(.inspection, configuration.limits.inspectionDelay))
@@ -156,15 +162,6 @@ extension SessionCore {
     private var batchIsFull: Bool {
         uninspected.count >= configuration.limits.inspectionBatchFrames
             || uninspectedBytes >= configuration.limits.inspectionBatchBytes
-    }
-
-    /// Inspects what waits now, cancelling the timer that would have.
-    private func inspectNow(into actions: inout [SessionAction]) {
-        if inspectionArmed {
-            inspectionArmed = false
-            actions.append(.cancel(.inspection))
-        }
-        inspectPending(into: &actions)
     }
 
     /// Decodes (and reports) the forwarded frames that wait, in the order they were read. Called

@@ -12,6 +12,9 @@ import WebSocketWire
 /// NIO side carries the actions out.
 @Suite("Session core playbook")
 struct SessionCorePlaybookTests {
+    /// How long forwarded frames may wait for inspection unless a test says otherwise.
+    static let defaultDelay = RelayLimits().inspectionDelay
+
     /// A core with both sides attached (the session open), and what its opening produced.
     final class Playbook {
         let core: SessionCore
@@ -136,12 +139,12 @@ struct SessionCorePlaybookTests {
 
     @Test("inspection waits for its timer: the frames of two reads are decoded together, in the order read, each at its read's time")
     func inspectionWaitsForItsTimer() throws {
-        let play = Playbook()  // the default: 5 ms
+        let play = Playbook()  // the default delay
         let request = try play.clientFrame(.request(profile: "getCheckpoint"))
         let before = NIODeadline.now()
         #expect(play.on(.bytes(.client, request)) == [.write(.upstream, request)])
         let between = NIODeadline.now()
-        #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .schedule(.inspection, .milliseconds(5))])
+        #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .schedule(.inspection, Self.defaultDelay)])
 
         // The gateway's answer, in a later read: forwarded at once, the timer already armed.
         let upstreamRequest = try play.serverFrame(.request(profile: "changes"))
@@ -160,18 +163,47 @@ struct SessionCorePlaybookTests {
         #expect(times.last.map { between <= $0 && $0 <= after } == true, "stamped when the upstream's read came in")
     }
 
-    @Test("inspection: a full batch is decoded as soon as it fills, after its bytes are flushed, and the armed timer is cancelled")
+    @Test("inspection: a full batch is decoded as soon as it fills, after its bytes are flushed; the armed timer stays armed")
     func fullInspectionBatch() throws {
         let play = Playbook { $0.limits.inspectionBatchFrames = 2 }
         let first = try play.clientFrame(.request(profile: "one", noReply: true))
         _ = play.on(.bytes(.client, first))
-        #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .schedule(.inspection, .milliseconds(5))])
+        #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .schedule(.inspection, Self.defaultDelay)])
         let second = try play.clientFrame(.request(profile: "two", noReply: true))
-        #expect(play.on(.bytes(.client, second)) == [.write(.upstream, second), .flush(.upstream), .cancel(.inspection)])
+        #expect(play.on(.bytes(.client, second)) == [.write(.upstream, second), .flush(.upstream)],
+                "no cancel: cancelling would not disarm the event loop's timer, and the next frame needs one")
         #expect(Self.messages(play).map(\.1) == ["one", "two"])
         #expect(play.on(.readComplete(.client)) == [.flush(.upstream)])
-        #expect(play.on(.timerFired(.inspection)) == [], "a late timer finds nothing to do")
+        #expect(play.on(.timerFired(.inspection)) == [], "a timer that comes after a full batch finds nothing to do")
         #expect(Self.messages(play).count == 2)
+    }
+
+    @Test("inspection under a steady stream: the timer is armed once per delay, not once per batch; no frame waits past it")
+    func steadyStreamArmsOneTimerPerDelay() throws {
+        let play = Playbook { $0.limits.inspectionBatchFrames = 3 }
+        var schedules = 0
+        var profiles: [String] = []
+        func read(_ profile: String) throws {
+            let frame = try play.clientFrame(.request(profile: profile, noReply: true))
+            profiles.append(profile)
+            _ = play.on(.bytes(.client, frame))
+            schedules += play.on(.readComplete(.client)).filter { $0 == .schedule(.inspection, Self.defaultDelay) }.count
+        }
+        // Seven reads before the timer fires: batches of three fill twice and are inspected at once.
+        for index in 0..<7 { try read("r\(index)") }
+        #expect(schedules == 1, "armed by the first read only")
+        #expect(Self.messages(play).count == 6)
+        #expect(play.core.uninspected.count == 1, "the seventh came after the second batch and waits for the timer")
+
+        // The timer armed for r0 fires: r6 is inspected, well within the delay of its read.
+        #expect(play.on(.timerFired(.inspection)) == [])
+        #expect(Self.messages(play).map(\.1) == profiles)
+
+        // The next read arms it again.
+        try read("r7")
+        #expect(schedules == 2)
+        #expect(play.on(.timerFired(.inspection)) == [])
+        #expect(Self.messages(play).map(\.1) == profiles, "each once, in the order read")
     }
 
     @Test("inspection: one read of many small frames never queues more than a batch; every frame is forwarded before it is decoded")
@@ -191,7 +223,7 @@ struct SessionCorePlaybookTests {
         #expect(actions.filter { $0 == .flush(.upstream) }.count == 2)
         #expect(Self.messages(play).map(\.1) == ["a", "b", "c", "d"])
         #expect(play.core.uninspected.count == 1)
-        #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .schedule(.inspection, .milliseconds(5))])
+        #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .schedule(.inspection, Self.defaultDelay)])
         #expect(play.on(.timerFired(.inspection)) == [])
         #expect(Self.messages(play).map(\.1) == profiles, "each once, in the order read")
     }
