@@ -5,6 +5,16 @@ import NIOCore
 /// ``DecodeLibrary/zlib``).
 final class ZlibInflater: RawInflater {
     private let stream: UnsafeMutablePointer<z_stream>
+    /// What the last frame inflated to: the next one's first call asks for a little more room.
+    private var lastOutput = 0
+
+    /// The least room a frame's first call asks for. Small, so that a small message's buffer is
+    /// a small block, which the C allocator hands out and takes back from its per-thread cache; a
+    /// 4 KiB one took its general path, about 250 instructions per message.
+    static let minimumRoom = 512
+    /// Room kept beyond the expected output: zlib decodes in its fast loop only while at least
+    /// 258 bytes (the longest match) of output room are left, and byte by byte after that.
+    static let fastLoopRoom = 258
 
     init() throws(BLIPError) {
         stream = try ZStream.make("inflateInit2", code: .inflateFailed) { czlib_inflateInit2($0, -15) }
@@ -33,8 +43,9 @@ final class ZlibInflater: RawInflater {
         let limit = max(0, limit)
         var produced = 0
         var failure: BLIPError?
+        defer { lastOutput = produced }
         payload.withUnsafeReadableBytes { input in
-            failure = feed(input, into: &output, room: max(4096, min(4 * input.count, rawInflateMaxOutputRoom)),
+            failure = feed(input, into: &output, room: Self.firstRoom(compressed: input.count, lastOutput: lastOutput),
                            produced: &produced, limit: limit)
         }
         if let failure { throw failure }
@@ -45,6 +56,15 @@ final class ZlibInflater: RawInflater {
         }
         if let failure { throw failure }
         return produced
+    }
+
+    /// The room a frame's first call asks for: twice its compressed size, or a quarter more than
+    /// the frame before inflated to, whichever is more (frames come in runs of like sizes), plus
+    /// ``fastLoopRoom``; at least ``minimumRoom``, at most ``rawInflateMaxOutputRoom``. A frame
+    /// that needs more fills it, and each next call asks for at least 4 KiB more.
+    static func firstRoom(compressed: Int, lastOutput: Int) -> Int {
+        let expected = max(2 * compressed, lastOutput + lastOutput / 4)
+        return min(max(minimumRoom, expected + fastLoopRoom), rawInflateMaxOutputRoom)
     }
 
     /// Runs inflate over `input`; returns the error, if any (closures over raw bytes cannot
