@@ -66,9 +66,9 @@ struct RelayInspectionDelayTests {
         try await harness.shutdown()
     }
 
-    @Test("the start line says when frames are inspected: within 20 ms or at 64 frames / 256 KiB by default, as given, or each read")
+    @Test("the start line says when frames are inspected: within 5 ms or at 64 frames / 256 KiB by default, as given, or each read")
     func startLine() async throws {
-        for (flags, expected) in [([String](), "inspection: within 20 ms of a read, or at 64 frames or 256 KiB waiting"),
+        for (flags, expected) in [([String](), "inspection: within 5 ms of a read, or at 64 frames or 256 KiB waiting"),
                                   (["--inspection-delay-ms", "2.5", "--inspection-batch", "16,64"],
                                    "inspection: within 2.5 ms of a read, or at 16 frames or 64 KiB waiting"),
                                   (["--inspection-delay-ms", "0"], "inspection: each read, right after it is forwarded")] {
