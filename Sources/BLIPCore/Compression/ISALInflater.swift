@@ -24,9 +24,6 @@ final class ISALInflater: RawInflater {
         state.deallocate()
     }
 
-    /// Payloads up to this size are inflated in one call, joined with the trailer.
-    static let joinedPayloadSize = 16 * 1024
-
     /// At the end of every call ISA-L keeps the window at the end of the valid part of its
     /// output buffer (all output since the stream began while that is under 32 KiB).
     func copyHistory(into buffer: UnsafeMutableRawBufferPointer) -> Int {
@@ -55,7 +52,7 @@ final class ISALInflater: RawInflater {
         // saving 32 KiB of history, so a second call for the same frame is not cheap).
         let room = min(max(4096, 8 * count, lastOutput + 1024), rawInflateMaxOutputRoom)
         defer { lastOutput = produced }
-        guard count <= Self.joinedPayloadSize else {
+        guard count <= rawInflateJoinedPayloadSize else {
             payload.withUnsafeReadableBytes { input in
                 failure = feed(input, into: &output, room: room, produced: &produced, limit: limit)
             }
@@ -69,11 +66,9 @@ final class ISALInflater: RawInflater {
             return produced
         }
         // Every isal_inflate call ends by saving 32 KiB of history: one call per frame, over
-        // the payload and the trailer joined (a copy of at most 16 KiB, on the stack).
-        withUnsafeTemporaryAllocation(byteCount: count + 4, alignment: 1) { joined in
-            payload.withUnsafeReadableBytes { joined.copyMemory(from: $0) }
-            rawDeflateSyncTrailer.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: joined[count...]).copyMemory(from: $0) }
-            failure = feed(UnsafeRawBufferPointer(joined), into: &output, room: room, produced: &produced, limit: limit)
+        // the payload and the trailer joined.
+        failure = withTrailerJoined(to: payload) { joined in
+            feed(joined, into: &output, room: room, produced: &produced, limit: limit)
         }
         if let failure { throw failure }
         return produced

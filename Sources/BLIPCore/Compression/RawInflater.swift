@@ -30,6 +30,24 @@ let rawInflateMaxOutputRoom = 256 * 1024
 /// The end of a sync flush, which senders strip from every compressed frame (§3.3).
 let rawDeflateSyncTrailer: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
 
+/// Payloads up to this size are inflated joined with their trailer, in one library call: the
+/// join is a copy on the stack; a second call for the four trailer bytes cost more (ISA-L saves
+/// its 32 KiB window at the end of every call; zlib goes through its whole state machine again).
+let rawInflateJoinedPayloadSize = 16 * 1024
+
+/// Calls `body` with `payload` followed by ``rawDeflateSyncTrailer`` in one buffer on the stack
+/// (at most ``rawInflateJoinedPayloadSize`` + 4 bytes).
+@inline(__always)
+func withTrailerJoined<Result>(to payload: ByteBuffer, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+    let count = payload.readableBytes
+    precondition(count <= rawInflateJoinedPayloadSize, "only small payloads are joined on the stack")
+    return withUnsafeTemporaryAllocation(byteCount: count + rawDeflateSyncTrailer.count, alignment: 1) { joined in
+        payload.withUnsafeReadableBytes { joined.copyMemory(from: $0) }
+        rawDeflateSyncTrailer.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: joined[count...]).copyMemory(from: $0) }
+        return body(UnsafeRawBufferPointer(joined))
+    }
+}
+
 extension DecodeLibrary {
     /// A new inflate stream from this library.
     func makeRawInflater() throws(BLIPError) -> any RawInflater {

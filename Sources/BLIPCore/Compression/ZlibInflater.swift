@@ -44,9 +44,18 @@ final class ZlibInflater: RawInflater {
         var produced = 0
         var failure: BLIPError?
         defer { lastOutput = produced }
+        let room = Self.firstRoom(compressed: payload.readableBytes, lastOutput: lastOutput)
+        if payload.readableBytes <= rawInflateJoinedPayloadSize {
+            // One inflate call over the payload and the trailer joined: a second one for the
+            // trailer alone went through zlib's state machine again (about 400 instructions).
+            failure = withTrailerJoined(to: payload) { joined in
+                feed(joined, into: &output, room: room, produced: &produced, limit: limit)
+            }
+            if let failure { throw failure }
+            return produced
+        }
         payload.withUnsafeReadableBytes { input in
-            failure = feed(input, into: &output, room: Self.firstRoom(compressed: input.count, lastOutput: lastOutput),
-                           produced: &produced, limit: limit)
+            failure = feed(input, into: &output, room: room, produced: &produced, limit: limit)
         }
         if let failure { throw failure }
         // The trailer only ends the empty stored block: it yields nothing, so it asks for little
