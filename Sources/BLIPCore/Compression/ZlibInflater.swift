@@ -10,7 +10,7 @@ final class ZlibInflater: RawInflater {
 
     /// The least room a frame's first call asks for. Small, so that a small message's buffer is
     /// a small block, which the C allocator hands out and takes back from its per-thread cache; a
-    /// 4 KiB one took its general path, about 250 instructions per message.
+    /// 4 KiB one took its general path, about 150 instructions per message.
     static let minimumRoom = 512
     /// Room kept beyond the expected output: zlib decodes in its fast loop only while at least
     /// 258 bytes (the longest match) of output room are left, and byte by byte after that.
