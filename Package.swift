@@ -247,6 +247,10 @@ let package = Package(
             dependencies: ["Soak", "BLIPTestSupport"]
         ),
         .testTarget(
+            name: "BenchTests",
+            dependencies: ["blipscope"]
+        ),
+        .testTarget(
             name: "CaptureTests",
             dependencies: ["Capture", "BLIPCore", "BLIPTestSupport", "WebSocketWire"],
             resources: [.copy("Fixtures")]

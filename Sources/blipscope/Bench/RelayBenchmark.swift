@@ -11,6 +11,8 @@ struct RelayBenchmark {
     var scale = 1.0
     /// Each of A, B and C runs this many times on every path, interleaved; D pools its latencies.
     var rounds = 5
+    /// Before A's, B's and C's rounds, each path first carries a tenth of the workload untimed.
+    var warmUp = true
     /// Where the benchmark's peers and the proxy run (``Placement``).
     var placement = Placement.spread
     var only: Set<Character> = ["A", "B", "C", "D", "E"]
@@ -143,7 +145,8 @@ struct RelayBenchmark {
         defer { undecoded?.stop() }
         print("placement \(placement.rawValue)" + (cpus.map { ": peers on CPU \($0.peers.map(String.init).joined(separator: ",")), "
             + "proxy on CPU \($0.proxy.map(String.init).joined(separator: ","))" } ?? ": left to the kernel"))
-        print("\(rounds) rounds per workload, alternating; rates and ratios are medians over rounds (ratio range in brackets)")
+        print("\(rounds) rounds per workload, alternating\(warmUp ? " after an untimed tenth on each path" : ""); "
+              + "rates, ratios and CPU are medians over rounds (ratio range in brackets)")
         print("workload                              direct msg/s  relay msg/s  ratio             relay MB/s  relay CPU s/10k RT")
         defer { relay.stop() }
         var watching: WebViewers?
@@ -165,32 +168,42 @@ struct RelayBenchmark {
             }
         }
 
+        func port(of path: Path) -> Int {
+            switch path {
+            case .direct: upstreamPort
+            case .relay: relay.port
+            case .nginx: proxy!.port
+            case .floor: forwarder!.port
+            case .undecoded: undecoded!.port
+            }
+        }
+
         for workload in Workload.all where only.contains(workload.letter) {
             let (name, request, total, inFlight) = (workload.name, workload.request, count(workload.roundTrips), workload.inFlight)
             let paths: [Path] = [.direct, .relay] + (proxy == nil ? [] : [.nginx]) + (forwarder == nil ? [] : [.floor])
                 + (undecoded == nil ? [] : [.undecoded])
             var rates: [Path: [Double]] = [:]
             var ratios: [Path: [Double]] = [:]
-            var cpu: [Path: Double] = [:]
             // Each round's CPU seconds per path, for the per-round spread of the CPU ratios.
             var roundCPU: [Path: [Double]] = [:]
+            if warmUp {
+                // Untimed: a process's first connections pay once for what a long-running relay
+                // never pays again (code paged in, the runtime's type metadata, the allocator's
+                // arenas, the codecs' state), which would land in the first round.
+                for path in paths {
+                    _ = try await measure(port: port(of: path), workload: workload, count: max(1, total / 10), inFlight: inFlight,
+                                          group: group, denyFirst: mediate && path == .relay)
+                }
+            }
             for round in 0..<rounds {
                 // Alternate the order so that a drift of the machine favours no path.
                 var roundRates: [Path: Double] = [:]
                 for path in round.isMultiple(of: 2) ? paths : paths.reversed() {
                     let before = cpuSeconds(path)
-                    let port = switch path {
-                    case .direct: upstreamPort
-                    case .relay: relay.port
-                    case .nginx: proxy!.port
-                    case .floor: forwarder!.port
-                    case .undecoded: undecoded!.port
-                    }
-                    let result = try await measure(port: port, workload: workload, count: total, inFlight: inFlight, group: group,
+                    let result = try await measure(port: port(of: path), workload: workload, count: total, inFlight: inFlight, group: group,
                                                    denyFirst: mediate && path == .relay)
                     if path != .direct {
                         let used = cpuSeconds(path) - before
-                        cpu[path, default: 0] += used
                         roundCPU[path, default: []].append(used)
                     }
                     roundRates[path] = Double(total) / result.seconds
@@ -209,26 +222,26 @@ struct RelayBenchmark {
                       (path == .relay ? format(directRate) : "").padded(to: 13), format(rate).padded(to: 12),
                       (String(format: "%.2f", Self.median(ratios[path]!)) + spread).padded(to: 18),
                       String(format: "%.1f", Double(request.body.readableBytes * 2) * rate / 1e6).padded(to: 11),
-                      String(format: "%.3f", cpu[path]! / Double(total * rounds) * 10_000))
+                      String(format: "%.3f", Self.median(roundCPU[path]!) / Double(total) * 10_000))
             }
-            if let relayCPU = cpu[.relay], let nginxCPU = cpu[.nginx], nginxCPU > 0 {
-                print(String(format: "   relay against nginx: CPU %.2f×", relayCPU / nginxCPU)
-                      + Self.roundSpread(roundCPU[.relay]!, over: roundCPU[.nginx]!)
+            // Each comparison: the median of the rounds' ratios, their spread and the ratio of the totals.
+            func compared(_ path: Path, with other: Path) -> CPUComparison? {
+                guard let numerators = roundCPU[path], let denominators = roundCPU[other] else { return nil }
+                return CPUComparison(numerators, over: denominators)
+            }
+            if let againstNginx = compared(.relay, with: .nginx) {
+                print("   relay against nginx: CPU \(againstNginx.text)"
                       + String(format: ", median ratio %+.2f", Self.median(ratios[.relay]!) - Self.median(ratios[.nginx]!)))
             }
-            if let floorCPU = cpu[.floor], floorCPU > 0 {
-                var line = String(format: "   bare NIO forwarder: relay CPU %.2f× of it", cpu[.relay]! / floorCPU)
-                    + Self.roundSpread(roundCPU[.relay]!, over: roundCPU[.floor]!)
-                if let nginxCPU = cpu[.nginx], nginxCPU > 0 {
-                    line += String(format: ", it %.2f× nginx's", floorCPU / nginxCPU) + Self.roundSpread(roundCPU[.floor]!, over: roundCPU[.nginx]!)
-                }
+            if let againstFloor = compared(.relay, with: .floor) {
+                var line = "   bare NIO forwarder: relay CPU \(againstFloor.text) of it"
+                if let floorAgainstNginx = compared(.floor, with: .nginx) { line += ", it \(floorAgainstNginx.text) nginx's" }
                 print(line)
             }
-            if let shellCPU = cpu[.undecoded], shellCPU > 0 {
-                var line = String(format: "   relay --no-decode: relay CPU %.2f× of it", cpu[.relay]! / shellCPU)
-                    + Self.roundSpread(roundCPU[.relay]!, over: roundCPU[.undecoded]!)
-                if let nginxCPU = cpu[.nginx], nginxCPU > 0 {
-                    line += String(format: ", it %.2f× nginx's", shellCPU / nginxCPU) + Self.roundSpread(roundCPU[.undecoded]!, over: roundCPU[.nginx]!)
+            if let againstShell = compared(.relay, with: .undecoded) {
+                var line = "   relay --no-decode: relay CPU \(againstShell.text) of it"
+                if let shellAgainstNginx = compared(.undecoded, with: .nginx) {
+                    line += ", it \(shellAgainstNginx.text) nginx's"
                         + String(format: ", median ratio %+.2f", Self.median(ratios[.undecoded]!) - Self.median(ratios[.nginx]!))
                 }
                 print(line)
@@ -301,16 +314,6 @@ struct RelayBenchmark {
         print(String(format: "E  %d idle sessions: relay RSS %d → %d MiB, %.1f KiB per session", idleCount,
                      before / 1024, after / 1024, Double(after - before) / Double(idleCount)))
         for connection in idle { try? await connection.close() }
-    }
-
-    /// ` (rounds 1.32–1.61)`: the range of one path's CPU over another's, round by round, when
-    /// there are several rounds and every one of them measured some CPU on both (the kernel counts
-    /// in ticks of 10 ms); else nothing.
-    static func roundSpread(_ numerators: [Double], over denominators: [Double]) -> String {
-        guard numerators.count > 1, numerators.count == denominators.count,
-              !numerators.contains(where: { $0 <= 0 }), !denominators.contains(where: { $0 <= 0 }) else { return "" }
-        let each = zip(numerators, denominators).map { $0 / $1 }
-        return String(format: " (rounds %.2f–%.2f)", each.min()!, each.max()!)
     }
 
     static func median(_ values: [Double]) -> Double {

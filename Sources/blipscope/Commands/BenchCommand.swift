@@ -56,6 +56,9 @@ struct RelayBench: AsyncParsableCommand {
     @Option(help: "Run A, B, C and D this many times on each path, interleaved, and report medians (D pools its round trips).")
     var rounds = 5
 
+    @Flag(inversion: .prefixedNo, help: "Before the rounds of A, B and C, send a tenth of the workload through each path untimed, so that no round pays a process's one-time start-up costs.")
+    var warmUp = true
+
     @Flag(help: "Run the relay with metrics on (--admin 127.0.0.1:0), to compare its CPU with metrics off.")
     var metrics = false
 
@@ -108,7 +111,7 @@ struct RelayBench: AsyncParsableCommand {
         }
         for (index, placement) in placements.enumerated() {
             if index > 0 { print() }
-            try await RelayBenchmark(scale: scale, rounds: max(1, rounds), placement: placement, only: Set(only.uppercased()), relayArguments: arguments, viewers: viewers, adminPort: adminPort,
+            try await RelayBenchmark(scale: scale, rounds: max(1, rounds), warmUp: warmUp, placement: placement, only: Set(only.uppercased()), relayArguments: arguments, viewers: viewers, adminPort: adminPort,
                                      nginx: nginx, floor: floor,
                                      mediate: mediate || redeflate, denyCompressed: redeflate,
                                      goBlip: goblip.map { GoBlipPeers(path: $0) }, relayBinary: relayBinary).run()
