@@ -38,6 +38,29 @@ final class SessionInspector {
         var started: NIODeadline
     }
 
+    /// What the pending and in-progress tables need of a decoded data frame (``track(_:direction:at:)``):
+    /// its fields, not the decoded frame itself (about 300 bytes, which passing would copy). Plain
+    /// values only, so that passing it costs no reference counting.
+    struct FrameProgress {
+        var number: MessageNumber
+        var flags: FrameFlags
+        var type: MessageType
+        /// The frame is its message's first.
+        var startsMessage: Bool
+        /// The frame completed its message (with ``startsMessage``: the message is whole in it).
+        var completesMessage: Bool
+        var payloadBytes: Int
+
+        init(_ decoded: borrowing DecodedFrame, type: MessageType) {
+            number = decoded.number
+            flags = decoded.flags
+            self.type = type
+            startsMessage = decoded.startsMessage
+            completesMessage = decoded.message != nil
+            payloadBytes = decoded.payloadBytes
+        }
+    }
+
     init(sessionID: UInt64, limits: RelayLimits, observers: ObserverSet, decodes: Bool = true) {
         self.sessionID = sessionID
         self.limits = limits
@@ -125,9 +148,11 @@ final class SessionInspector {
             return nil
         }
         guard let type = decoded.flags.type, !type.isAck else { return nil }
-        let pendingSince = track(number: decoded.number, flags: decoded.flags, startsMessage: decoded.startsMessage,
-                                 isWhole: decoded.message != nil, headProfile: decoded.head?.properties.profile,
-                                 payloadBytes: decoded.payloadBytes, type: type, direction: direction, at: time.uptime)
+        let pendingSince = track(FrameProgress(decoded, type: type), direction: direction, at: time.uptime)
+        if type == .request, let profile = decoded.head?.properties.profile {
+            // The properties of a request whose later frames are still to come: its profile.
+            pending[direction.rawValue][decoded.number]?.profile = profile
+        }
         if let head = decoded.head, observers.wants(.messages) {
             observers.emit(.messageHead(sessionID: sessionID, direction: direction, head: head, time: time), kind: .messages)
         }
@@ -157,35 +182,30 @@ final class SessionInspector {
     }
 
     /// Notes a frame's message in the pending and in-progress tables. Returns when a request
-    /// whole in this frame (`isWhole`) started if it awaits a reply: ``complete(_:direction:pendingSince:)``
-    /// then records it, profile included, in one insertion. `headProfile`: the profile of a
-    /// message whose properties this frame completed while more frames follow. Takes the
-    /// frame's fields, not the decoded frame: passing that (300 bytes) copied it.
-    private func track(number: MessageNumber, flags: FrameFlags, startsMessage: Bool, isWhole: Bool, headProfile: String?,
-                       payloadBytes: Int, type: MessageType, direction: BLIPDirection, at now: NIODeadline) -> NIODeadline? {
-        let key = InProgressKey(direction: UInt8(direction.rawValue), isRequest: type == .request, number: number)
+    /// whole in this frame started if it awaits a reply:
+    /// ``complete(_:direction:pendingSince:withheld:byRelay:time:)`` then records it, profile
+    /// included, in one insertion.
+    private func track(_ frame: FrameProgress, direction: BLIPDirection, at now: NIODeadline) -> NIODeadline? {
+        let key = InProgressKey(direction: UInt8(direction.rawValue), isRequest: frame.type == .request, number: frame.number)
         var pendingSince: NIODeadline?
-        if startsMessage, type == .request, !flags.isNoReply,
+        if frame.startsMessage, frame.type == .request, !frame.flags.isNoReply,
            pending[direction.rawValue].count < limits.maxTrackedRequests {
-            if isWhole {
+            if frame.completesMessage {
                 pendingSince = now
             } else {
-                pending[direction.rawValue][number] = PendingRequest(profile: nil, started: now)
+                pending[direction.rawValue][frame.number] = PendingRequest(profile: nil, started: now)
             }
         }
-        if let headProfile, type == .request {
-            pending[direction.rawValue][number]?.profile = headProfile
-        }
-        if flags.hasMoreComing {
-            inProgress[key, default: 0] += payloadBytes
-            inProgressTotal += payloadBytes
+        if frame.flags.hasMoreComing {
+            inProgress[key, default: 0] += frame.payloadBytes
+            inProgressTotal += frame.payloadBytes
         } else if !inProgress.isEmpty, let held = inProgress.removeValue(forKey: key) {
             inProgressTotal -= held
         }
         return pendingSince
     }
 
-    /// `pendingSince`: set for a request whole in one frame that awaits a reply (``track(_:type:direction:)``).
+    /// `pendingSince`: set for a request whole in one frame that awaits a reply (``track(_:direction:at:)``).
     /// `withheld`: a request the relay kept from its receiver; `byRelay`: a reply the relay sent itself.
     private func complete(_ message: consuming BLIPMessage, direction: BLIPDirection, pendingSince: NIODeadline?,
                           withheld: Bool = false, byRelay: Bool = false, time: ReceiptTime) {

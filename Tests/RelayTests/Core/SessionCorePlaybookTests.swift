@@ -163,6 +163,37 @@ struct SessionCorePlaybookTests {
         #expect(times.last.map { between <= $0 && $0 <= after } == true, "stamped when the upstream's read came in")
     }
 
+    @Test("a request in several frames answered before its end: the early error names the request's profile (from the first frame's properties) and round trip")
+    func requestAnsweredBeforeItsEnd() throws {
+        let play = Playbook()
+        func forward(_ frame: ByteBuffer, from side: SessionSide) {
+            let wire = WebSocketFrameWriter.frame(opcode: WebSocketFrameHeader.binary, payload: frame,
+                                                  mask: side == .client ? WebSocketMaskingKey(1, 2, 3, 4) : nil)
+            #expect(play.on(.bytes(side, wire)) == [.write(side.other, wire)])
+            play.on(.readComplete(side))
+        }
+        // 40,000 bytes: three frames of at most 16 KiB, the properties (and profile) in the first.
+        play.client.send(request: .request(profile: "putAttachment", body: ByteBuffer(repeating: 0x61, count: 40_000)))
+        forward(try #require(try play.client.nextFrame()).bytes, from: .client)
+        // The gateway refuses the request on its first frame, before the rest has come.
+        play.server.send(reply: .error(to: 1, domain: "HTTP", code: 413, message: "too large"))
+        forward(try #require(try play.server.nextFrame()).bytes, from: .upstream)
+        var frames = 1
+        while let frame = try play.client.nextFrame() {
+            frames += 1
+            forward(frame.bytes, from: .client)
+        }
+        #expect(frames == 3)
+        play.on(.timerFired(.inspection))
+
+        let messages: [MessageEvent] = play.events.compactMap { if case .message(let message) = $0 { message } else { nil } }
+        #expect(messages.map(\.direction) == [.serverToClient, .clientToServer], "the error completes first")
+        let refusal = try #require(messages.first)
+        #expect(refusal.message.type == .error && refusal.requestProfile == "putAttachment")
+        #expect(refusal.roundTrip != nil, "timed from the request's first frame")
+        #expect(messages.last?.message.profile == "putAttachment" && messages.last?.message.frameCount == 3)
+    }
+
     @Test("inspection: a full batch is decoded as soon as it fills, after its bytes are flushed; the armed timer stays armed")
     func fullInspectionBatch() throws {
         let play = Playbook { $0.limits.inspectionBatchFrames = 2 }
