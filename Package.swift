@@ -248,7 +248,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BenchTests",
-            dependencies: ["blipscope"]
+            dependencies: ["blipscope", "BLIPTestSupport"]
         ),
         .testTarget(
             name: "CaptureTests",

@@ -66,7 +66,7 @@ final class NginxProcess {
         String((0...(cpus.max() ?? 0)).reversed().map { cpus.contains($0) ? "1" : "0" })
     }
 
-    /// User + system CPU seconds of the master and its workers so far.
+    /// User + system CPU seconds of the master and its workers so far (``ProcessCPUClock``).
     var cpuSeconds: Double {
         let master = process.processIdentifier
         var pids = [master]
@@ -76,8 +76,7 @@ final class NginxProcess {
                 pids.append(pid)
             }
         }
-        let ticks = pids.compactMap(Self.stat).reduce(0.0) { $0 + (Double($1[11]) ?? 0) + (Double($1[12]) ?? 0) }
-        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+        return pids.reduce(0.0) { $0 + (ProcessCPUClock.seconds(of: $1) ?? ProcessCPUClock.tickSeconds(of: $1) ?? 0) }
     }
 
     func stop() {

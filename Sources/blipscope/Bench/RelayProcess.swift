@@ -36,13 +36,10 @@ final class RelayProcess {
         port = try ListenerAnnouncement.port(from: errors, of: process, within: startupSeconds, what: "the relay")
     }
 
-    /// User + system CPU seconds so far.
+    /// User + system CPU seconds so far (``ProcessCPUClock``).
     var cpuSeconds: Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
-        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+        let pid = process.processIdentifier
+        return ProcessCPUClock.seconds(of: pid) ?? ProcessCPUClock.tickSeconds(of: pid) ?? 0
     }
 
     /// A field of /proc/PID/status in KiB, e.g. VmRSS or VmHWM (peak).
