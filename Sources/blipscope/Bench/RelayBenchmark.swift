@@ -184,7 +184,8 @@ struct RelayBenchmark {
                 + (undecoded == nil ? [] : [.undecoded])
             var rates: [Path: [Double]] = [:]
             var ratios: [Path: [Double]] = [:]
-            // Each round's CPU seconds per path, for the per-round spread of the CPU ratios.
+            // Each round's CPU seconds per path: the CPU column is their median, and each
+            // comparison pairs two paths round by round (``CPUComparison``).
             var roundCPU: [Path: [Double]] = [:]
             if warmUp {
                 // Untimed: a process's first connections pay once for what a long-running relay
