@@ -24,6 +24,10 @@ import Testing
         let ticks = try #require(ProcessCPUClock.tickSeconds(of: pid))
         let after = try #require(ProcessCPUClock.seconds(of: pid))
         #expect(before <= after)
+        // The fields after the command name start with the state, then the parent: this process
+        // (how nginx's workers are found under their master).
+        let fields = try #require(ProcessCPUClock.statFields(of: pid))
+        #expect(fields.count > 12 && Int32(fields[1]) == getpid())
         #expect(ticks >= before - 0.02 && ticks <= after + 0.02, "ticks \(ticks), clock \(before)…\(after)")
     }
 
@@ -32,6 +36,8 @@ import Testing
         #expect(try await child.waitForExit() == 0)  // reaped: its pid names nothing now
         #expect(ProcessCPUClock.seconds(of: child.processIdentifier) == nil)
         #expect(ProcessCPUClock.tickSeconds(of: child.processIdentifier) == nil)
+        #expect(ProcessCPUClock.statFields(of: child.processIdentifier) == nil)
+        #expect(ProcessCPUClock.cpuSeconds(of: child.processIdentifier) == 0)
     }
 
     @Test func thisProcessesClockIsItsOwnCPUTime() throws {

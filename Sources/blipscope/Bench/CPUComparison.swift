@@ -16,8 +16,9 @@ struct CPUComparison: Equatable {
     /// Sum of the numerator's rounds over the sum of the denominator's.
     let ofTotals: Double
 
-    /// Nil when the rounds do not pair up or a round measured no CPU on either path (the kernel
-    /// counts CPU time in ticks of 10 ms: a very short round can read zero).
+    /// Nil when the rounds do not pair up or a round measured no CPU on either path (a process
+    /// whose CPU clock cannot be read is measured in ticks of 10 ms, and a very short round can
+    /// read zero).
     init?(_ numerators: [Double], over denominators: [Double]) {
         guard !numerators.isEmpty, numerators.count == denominators.count,
               !numerators.contains(where: { $0 <= 0 }), !denominators.contains(where: { $0 <= 0 }) else { return nil }

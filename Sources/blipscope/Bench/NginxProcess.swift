@@ -72,23 +72,16 @@ final class NginxProcess {
         var pids = [master]
         if let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") {
             for entry in entries {
-                guard let pid = Int32(entry), let stat = Self.stat(pid), stat.count > 1, Int32(stat[1]) == master else { continue }
+                guard let pid = Int32(entry), let stat = ProcessCPUClock.statFields(of: pid), stat.count > 1, Int32(stat[1]) == master else { continue }
                 pids.append(pid)
             }
         }
-        return pids.reduce(0.0) { $0 + (ProcessCPUClock.seconds(of: $1) ?? ProcessCPUClock.tickSeconds(of: $1) ?? 0) }
+        return pids.reduce(0.0) { $0 + ProcessCPUClock.cpuSeconds(of: $1) }
     }
 
     func stop() {
         process.stopAndWait(SIGTERM)
         try? FileManager.default.removeItem(at: directory)
-    }
-
-    /// Fields of /proc/PID/stat after the command name: state, ppid, …
-    private static func stat(_ pid: Int32) -> [Substring]? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return nil }
-        return text[text.index(after: close)...].split(separator: " ")
     }
 
     private static func freePort() throws -> Int {

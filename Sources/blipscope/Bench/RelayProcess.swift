@@ -37,10 +37,7 @@ final class RelayProcess {
     }
 
     /// User + system CPU seconds so far (``ProcessCPUClock``).
-    var cpuSeconds: Double {
-        let pid = process.processIdentifier
-        return ProcessCPUClock.seconds(of: pid) ?? ProcessCPUClock.tickSeconds(of: pid) ?? 0
-    }
+    var cpuSeconds: Double { ProcessCPUClock.cpuSeconds(of: process.processIdentifier) }
 
     /// A field of /proc/PID/status in KiB, e.g. VmRSS or VmHWM (peak).
     func memoryKiB(_ field: String) -> Int {
