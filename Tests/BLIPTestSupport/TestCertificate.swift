@@ -1,11 +1,16 @@
 import Foundation
 
 /// A self-signed EC certificate for 127.0.0.1 / localhost, made with the openssl CLI in a
-/// temporary directory when a test needs wss.
+/// temporary directory when a test needs wss; the test removes it (``remove()``) when done.
 public struct TestCertificate {
     public let directory: URL
     public var certificatePath: String { directory.appendingPathComponent("cert.pem").path }
     public var keyPath: String { directory.appendingPathComponent("key.pem").path }
+
+    /// Deletes the certificate's directory.
+    public func remove() {
+        try? FileManager.default.removeItem(at: directory)
+    }
 
     public static func make() async throws -> TestCertificate {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-tls-\(UUID().uuidString)")

@@ -68,6 +68,7 @@ import Testing
     @Test("the redactor reads the recorded streams with the relay's own decoder limits: a message the relay accepts under raised limits is recorded, not withheld")
     func redactorUsesTheRelaysDecoderLimits() async throws {
         let directory = RelayCaptureTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let captures = (directory as NSString).appendingPathComponent("captures")
         let harness = try await RelayHarness.start(upstream: {
             $0.limits.maxPropertiesSize = 300 * 1024

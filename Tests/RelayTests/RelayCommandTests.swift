@@ -163,7 +163,7 @@ struct RelayCommandTests {
     @Test("--insecure: a wss upstream with a self-signed certificate is used; without it the client gets no session")
     func insecureUpstream() async throws {
         let certificate = try await TestCertificate.make()
-        defer { try? FileManager.default.removeItem(at: certificate.directory) }
+        defer { certificate.remove() }
         let (gateway, gatewayPort) = try await BlipscopeExecutable.startGateway(
             ["--load", BlipscopeExecutable.sampleDocumentsPath, "--tls-cert", certificate.certificatePath,
              "--tls-key", certificate.keyPath])
@@ -191,7 +191,7 @@ struct RelayCommandTests {
     @Test("X-Forwarded-Proto tells the upstream how the client came: https over wss, http over ws")
     func forwardedProto() async throws {
         let certificate = try await TestCertificate.make()
-        defer { try? FileManager.default.removeItem(at: certificate.directory) }
+        defer { certificate.remove() }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let seen = NIOLockedValueBox<[String?]>([])
         var configuration = BLIPWebSocketServer.Configuration()

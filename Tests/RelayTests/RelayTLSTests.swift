@@ -8,6 +8,7 @@ import Testing
 @Suite struct RelayTLSTests {
     @Test func wssOnBothSides() async throws {
         let certificate = try await TestCertificate.make()
+        defer { certificate.remove() }
         let serverTLS = BLIPServerTLS(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.keyPath)
         let trust = BLIPClientTLS(caBundlePath: certificate.certificatePath)
         let harness = try await RelayHarness.start(upstream: { $0.tls = serverTLS },
@@ -30,6 +31,7 @@ import Testing
     /// TLS handshake fails and the client gets 502 at once, with the reason in the body.
     @Test func anUntrustedUpstreamCertificateIs502() async throws {
         let certificate = try await TestCertificate.make()
+        defer { certificate.remove() }
         let serverTLS = BLIPServerTLS(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.keyPath)
         let harness = try await RelayHarness.start(upstream: { $0.tls = serverTLS })
         let refused = try #require(refusal(try await harness.connect()))
@@ -53,6 +55,8 @@ import Testing
         try await plain.shutdown()
 
         let certificate = try await TestCertificate.make()
+
+        defer { certificate.remove() }
         let serverTLS = BLIPServerTLS(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.keyPath)
         await #expect(throws: (any Error).self) {
             let secure = try await RelayHarness.start(upstream: { $0.tls = serverTLS }, relay: { $0.upstreamTLS = missing })

@@ -11,6 +11,7 @@ import Testing
     @Test func clientReplayNeedsAndUsesNewCredentials() async throws {
         try await withLoopback { group in
             let recording = try await RecordedReplication.record(group: group)
+            defer { recording.remove() }
             let script = try CapturedSession.load(path: recording.capturePath, session: nil).script(for: .client)
             let guarded = try await RunningGateway.start(group: group, users: ["alice": "secret"], seed: ReplaySeeds.gateway)
 
@@ -32,6 +33,7 @@ import Testing
     @Test func servedReplayChallengesWhenTheRecordedClientAuthenticated() async throws {
         try await withLoopback { group in
             let recording = try await RecordedReplication.record(group: group)
+            defer { recording.remove() }
             var script = try CapturedSession.load(path: recording.capturePath, session: nil).script(for: .server)
             script.handshake.requestHeaders.append((name: "Authorization", value: "Basic <redacted>"))
             let server = try await ReplayServer.start(script, configuration: ReplayConfiguration(), group: group)

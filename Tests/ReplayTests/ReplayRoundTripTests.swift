@@ -15,6 +15,7 @@ import Testing
     @Test func clientReplayAgainstAFreshGatewayLeavesTheSameDocuments() async throws {
         try await withLoopback { group in
             let recording = try await RecordedReplication.record(group: group)
+            defer { recording.remove() }
             #expect(recording.result.pushedRevisions == 2)
             #expect(recording.result.pulledRevisions == 3)
             #expect(sameDocuments(recording.gateway, recording.local))
@@ -44,6 +45,7 @@ import Testing
     @Test func aDifferentGatewayShowsUpAsDisallowedDifferences() async throws {
         try await withLoopback { group in
             let recording = try await RecordedReplication.record(group: group)
+            defer { recording.remove() }
             // This gateway already has the client's first document, with other content.
             let other = try await RunningGateway.start(group: group) { database in
                 try ReplaySeeds.gateway(database)
@@ -66,6 +68,7 @@ import Testing
     @Test func aGatewayThatSendsLessEndsTheReplayWithTheReason() async throws {
         try await withLoopback { group in
             let recording = try await RecordedReplication.record(group: group)
+            defer { recording.remove() }
             let empty = try await RunningGateway.start(group: group)
             let script = try CapturedSession.load(path: recording.capturePath, session: nil).script(for: .client)
             var configuration = ReplayConfiguration()
@@ -83,6 +86,7 @@ import Testing
     @Test func serverReplayServesTheReplicatorTheSameResult() async throws {
         try await withLoopback { group in
             let recording = try await RecordedReplication.record(group: group)
+            defer { recording.remove() }
             let script = try CapturedSession.load(path: recording.capturePath, session: nil).script(for: .server)
             #expect(script.requests.contains { $0.profile == "rev" })
             let server = try await ReplayServer.start(script, configuration: ReplayConfiguration(), group: group)

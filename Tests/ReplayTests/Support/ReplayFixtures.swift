@@ -95,12 +95,17 @@ func sameDocuments(_ a: GatewayDatabase, _ b: GatewayDatabase) -> Bool {
 
 /// A push-and-pull replication of a local database seeded with ``ReplaySeeds/local`` through a
 /// capturing relay to a gateway seeded with ``ReplaySeeds/gateway``: the capture file, and both
-/// databases afterwards.
+/// databases afterwards. The test removes the capture (``remove()``) when done.
 struct RecordedReplication: Sendable {
     let capturePath: String
     let gateway: GatewayDatabase
     let local: GatewayDatabase
     let result: ReplicationResult
+
+    /// Deletes the capture's directory.
+    func remove() {
+        try? FileManager.default.removeItem(atPath: (capturePath as NSString).deletingLastPathComponent)
+    }
 
     static func record(group: EventLoopGroup) async throws -> RecordedReplication {
         let directory = FileManager.default.temporaryDirectory
