@@ -8,13 +8,15 @@ private let systemWrite = Darwin.write
 
 /// A file of this process, rewritten for each input: readers that take a path (libpcap, the
 /// capture reader) get the fuzz input through it. One per process, so parallel fuzzer jobs
-/// (`-jobs`, `-workers`) do not share files.
+/// (`-jobs`, `-workers`) do not share files; removed when the process exits normally (libFuzzer
+/// exits after its runs or its time), kept after a crash.
 public struct TemporaryFile: Sendable {
     public let path: String
 
     public init(name: String) {
         let directory = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
         path = "\(directory)/blipscope-fuzz-\(getpid())-\(name)"
+        TemporaryFiles.removeAtExit(path)
     }
 
     /// Replaces the file's contents with `bytes`.
@@ -33,4 +35,15 @@ public struct TemporaryFile: Sendable {
     }
 
     public func remove() { unlink(path) }
+}
+
+/// The paths of this process's ``TemporaryFile``s, unlinked by one `atexit` handler.
+private enum TemporaryFiles {
+    /// Only touched while the fuzz target's globals are set up and at exit: one thread.
+    nonisolated(unsafe) static var paths: [String] = []
+
+    static func removeAtExit(_ path: String) {
+        if paths.isEmpty { atexit { for path in TemporaryFiles.paths { unlink(path) } } }
+        paths.append(path)
+    }
 }
