@@ -102,7 +102,6 @@ struct RelayPolicyTests {
         try await plain.shutdown()
 
         let certificate = try await TestCertificate.make()
-
         defer { certificate.remove() }
         let serverTLS = BLIPServerTLS(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.keyPath)
         let (secure, _) = try await Self.harness(rule, tls: (serverTLS, BLIPClientTLS(caBundlePath: certificate.certificatePath)))

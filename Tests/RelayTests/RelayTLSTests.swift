@@ -55,7 +55,6 @@ import Testing
         try await plain.shutdown()
 
         let certificate = try await TestCertificate.make()
-
         defer { certificate.remove() }
         let serverTLS = BLIPServerTLS(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.keyPath)
         await #expect(throws: (any Error).self) {
