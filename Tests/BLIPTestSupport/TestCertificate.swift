@@ -16,13 +16,16 @@ public struct TestCertificate {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let certificate = TestCertificate(directory: directory)
-        let made = try await RunningCommand.run("/usr/bin/env", [
+        var made = false
+        defer { if !made { certificate.remove() } }
+        let openssl = try await RunningCommand.run("/usr/bin/env", [
             "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
             "-nodes", "-days", "2", "-subj", "/CN=localhost",
             "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
             "-keyout", certificate.keyPath, "-out", certificate.certificatePath,
         ])
-        guard made.status == 0 else { throw CommandFailure("openssl could not make a test certificate:\n\(made.errors)") }
+        guard openssl.status == 0 else { throw CommandFailure("openssl could not make a test certificate:\n\(openssl.errors)") }
+        made = true
         return certificate
     }
 }

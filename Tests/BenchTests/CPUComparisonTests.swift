@@ -34,7 +34,8 @@ import Testing
     }
 
     @Test func roundsThatMeasuredNothingOrDoNotPairUpCompareNothing() {
-        // The kernel counts CPU in ticks of 10 ms: a very short round can read zero.
+        // Read in ticks of 10 ms (a process whose CPU clock cannot be read), a very short round
+        // can measure zero.
         #expect(CPUComparison([0.5, 0], over: [0.4, 0.4]) == nil)
         #expect(CPUComparison([0.5, 0.5], over: [0.4, 0]) == nil)
         #expect(CPUComparison([0.5], over: [0.4, 0.4]) == nil)

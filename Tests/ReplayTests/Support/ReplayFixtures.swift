@@ -110,6 +110,8 @@ struct RecordedReplication: Sendable {
     static func record(group: EventLoopGroup) async throws -> RecordedReplication {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("replay-\(UUID().uuidString)").path
+        var recorded = false
+        defer { if !recorded { try? FileManager.default.removeItem(atPath: directory) } }
         let gateway = try await RunningGateway.start(group: group, seed: ReplaySeeds.gateway)
         var configuration = RelayConfiguration(upstream: .single(UpstreamURL(secure: false, host: "127.0.0.1",
                                                                              port: gateway.server.port)))
@@ -127,6 +129,7 @@ struct RecordedReplication: Sendable {
         try await gateway.server.stop()
         let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".blipcap") }
         try #require(files.count == 1, "one capture file per session: \(files)")
+        recorded = true
         return RecordedReplication(capturePath: directory + "/" + files[0], gateway: gateway.database,
                                    local: local, result: result)
     }
