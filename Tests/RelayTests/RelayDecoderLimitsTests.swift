@@ -119,6 +119,38 @@ import WebSocketWire
         try await harness.shutdown()
     }
 
+    @Test func bodiesNobodyReadsAreCountedNotHeldSoTheyStayWithinTheDecoderBudget() async throws {
+        // No observer reads bodies: the analyzer reads changes, not an unknown profile's 100 kB.
+        let harness = try await RelayHarness.start(relay: { $0.limits.maxDecoderBytesInProgress = 20_000 },
+                                                   recording: [.sessions, .messages, .analysis])
+        let client = try await harness.connected()
+        let bulk = ByteBuffer(repeating: 0x61, count: 100_000)
+        let reply = try await withTimeout { try await client.request(.request(profile: "bulk", body: bulk, compressed: true)) }
+        #expect(reply.body == bulk, "forwarded whole")
+        let feed = "[" + (1...760).map { "[\($0),\"doc-\($0)\",\"1-abc\"]" }.joined(separator: ",") + "]"
+        #expect(feed.utf8.count > 16_384 && feed.utf8.count < 20_000, "two frames, within the budget when held")
+        let changes = try await withTimeout { try await client.request(.request(profile: "changes", body: body(feed))) }
+        #expect(String(buffer: changes.body) == feed)
+        try await client.close()
+        let summary = try await harness.recorder.sessionClosed()
+        #expect(summary.statistics.decoding == true, "the 100 kB were never held: the budget was not crossed")
+        let messages = harness.recorder.all.compactMap { event -> MessageEvent? in
+            if case .message(let message) = event { message } else { nil }
+        }
+        let bulkMessages = messages.filter { ($0.requestProfile ?? $0.message.profile) == "bulk" }
+        #expect(bulkMessages.count == 2)
+        for event in bulkMessages {
+            #expect(event.message.body.readableBytes == 0)
+            #expect(event.message.bodyLength == 100_000)
+            #expect(event.message.frameCount > 1)
+        }
+        let read = messages.filter { $0.message.type == .request && $0.message.profile == "changes" }
+        #expect(read.count == 1)
+        #expect(read.first.map { String(buffer: $0.message.body) } == feed, "the analyzer reads changes: kept")
+        #expect(read.first?.message.frameCount == 2)
+        try await harness.shutdown()
+    }
+
     @Test func pastTheDecoderBudgetAStrictSessionIsClosedWith1011() async throws {
         let harness = try await RelayHarness.start(relay: { configuration in
             configuration.limits.maxDecoderBytesInProgress = 20_000

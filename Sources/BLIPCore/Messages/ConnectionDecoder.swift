@@ -32,8 +32,17 @@ public final class ConnectionDecoder {
         set { for decoder in decoders { decoder.exposesPayloads = newValue } }
     }
 
+    /// Uncompressed bytes both directions hold of partly received messages.
+    public var bytesInProgress: Int { decoders[0].bytesInProgress + decoders[1].bytesInProgress }
+
     /// The fatal error that stopped `direction`, if any.
     public func failure(of direction: BLIPDirection) -> BLIPError? { decoders[direction.rawValue].failure }
+
+    /// ``DirectionDecoder/stopKeepingBody(of:number:)`` for a message travelling in `direction`.
+    @discardableResult
+    public func stopKeepingBody(of type: MessageType, number: MessageNumber, from direction: BLIPDirection) -> Bool {
+        decoders[direction.rawValue].stopKeepingBody(of: type, number: number)
+    }
 
     /// Decodes one frame travelling in `direction`.
     public func receive(_ bytes: ByteBuffer, from direction: BLIPDirection) throws(BLIPError) -> DecodedFrame {

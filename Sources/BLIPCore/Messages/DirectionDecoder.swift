@@ -76,14 +76,18 @@ public final class DirectionDecoder {
     public var checksum: UInt32 { codec.checksum.value }
     /// Messages partly received.
     public var messagesInProgress: Int { partialRequests.count + partialReplies.count }
-    /// Uncompressed bytes those messages hold (bounded by ``BLIPLimits/maxBytesInProgress``).
+    /// Uncompressed bytes those messages hold (bounded by ``BLIPLimits/maxBytesInProgress``); a body
+    /// not kept holds none.
     public private(set) var bytesInProgress = 0
     /// Capacity reserved ahead of received bytes for those messages (bounded by
     /// ``BLIPLimits/maxReservedAssemblyBytes``).
     public private(set) var reservedAssemblyBytes = 0
-    /// The whole stream of the last message of this direction that took more than one frame:
-    /// what the next one's buffer is sized for.
+    /// The whole stream of the last message of this direction that took more than one frame and
+    /// kept its body: what the next one's buffer is sized for.
     private var lastAssembledBytes = 0
+    /// Where a frame of a body not kept (``stopKeepingBody(of:number:)``) is inflated, one frame at
+    /// a time: at most ``BLIPLimits/maxInflatedFrameSize`` bytes, reused for every such frame.
+    private var unkeptBody = ByteBuffer()
 
     /// Registers that the other direction sent request `number` which expects a reply.
     public func expectReply(to number: MessageNumber) {
@@ -189,15 +193,19 @@ public final class DirectionDecoder {
             partial.stream = try codec.decode(frame)
             result.payloadBytes = partial.stream.readableBytes
             if exposesPayloads { result.payload = partial.stream }
-        } else {
+            bytesInProgress += result.payloadBytes
+        } else if partial.keepsBody {
             if partial.frameCount == 1 { reserveAssembly(for: partial) }
             let start = partial.stream.writerIndex
             result.payloadBytes = try decode(frame, appendingTo: partial)
             if exposesPayloads { result.payload = partial.stream.getSlice(at: start, length: result.payloadBytes) }
+            bytesInProgress += result.payloadBytes
+        } else {
+            result.payloadBytes = try decode(frame, appendingTo: partial)
+            if exposesPayloads { result.payload = unkeptBody }
         }
         if exposesPayloads { result.wirePayload = frame.payload; result.checksumBefore = checksumBefore }
         try partial.add(frame: frame, limits: limits)
-        bytesInProgress += result.payloadBytes
         if frame.flags.hasMoreComing {
             guard bytesInProgress <= limits.maxBytesInProgress else {
                 throw BLIPError(.tooMuchInProgress, "partly received messages hold more than \(limits.maxBytesInProgress) bytes")
@@ -207,7 +215,7 @@ public final class DirectionDecoder {
             store(partial)
         } else {
             remove(partial)
-            lastAssembledBytes = partial.stream.readableBytes
+            if partial.keepsBody { lastAssembledBytes = partial.stream.readableBytes }
             result.message = try partial.finish(limits: limits)
         }
         return result
@@ -225,12 +233,34 @@ public final class DirectionDecoder {
         reservedAssemblyBytes += ahead
     }
 
-    /// Appends a later frame of `partial`, inflating at most what its message may still grow
-    /// by (``BLIPLimits/maxMessageSize``), so an oversized message fails before it is held.
+    /// Tells the decoder that nothing will read the body of the message in progress `type` #`number`
+    /// (a relay whose observers read only the sizes of some profiles' messages): the body received
+    /// so far is dropped, and each later frame of the message is inflated and checksummed into
+    /// one reused buffer and only counted. The stream, its CRC and every limit go on as before
+    /// (``BLIPLimits/maxMessageSize`` bounds the message's whole length, kept or not); the
+    /// finished message has an empty body and its length in ``BLIPMessage/unkeptBodyBytes``.
+    ///
+    /// Takes effect once the message's properties are complete (the frame that returned its
+    /// ``DecodedFrame/head``); returns false before that, or for a message not in progress.
+    @discardableResult
+    public func stopKeepingBody(of type: MessageType, number: MessageNumber) -> Bool {
+        let partial = type == .request ? partialRequests[number] : partialReplies[number]
+        guard let partial, let dropped = partial.stopKeepingBody() else { return false }
+        bytesInProgress -= dropped
+        return true
+    }
+
+    /// Appends a later frame of `partial` (to its stream, or, for a body not kept, to
+    /// ``unkeptBody``, and counts it), inflating at most what its message may still grow by
+    /// (``BLIPLimits/maxMessageSize``), so an oversized message fails before it is held.
     private func decode(_ frame: BLIPFrame, appendingTo partial: PartialMessage) throws(BLIPError) -> Int {
-        let room = limits.maxMessageSize - partial.stream.readableBytes
+        let room = limits.maxMessageSize - partial.length
         do {
-            return try codec.decode(frame, appendingTo: &partial.stream, limit: max(room, 0))
+            if partial.keepsBody { return try codec.decode(frame, appendingTo: &partial.stream, limit: max(room, 0)) }
+            unkeptBody.clear()
+            let count = try codec.decode(frame, appendingTo: &unkeptBody, limit: max(room, 0))
+            partial.countBody(count)
+            return count
         } catch where error.code == .inflatedFrameTooLarge && room < codec.maxInflatedFrameSize {
             throw BLIPError(.messageTooLarge,
                             "\(partial.type) #\(partial.number) exceeds the \(limits.maxMessageSize)-byte message limit")

@@ -1,6 +1,8 @@
 import NIOCore
 
-/// A message being assembled from its frames. Holds the uncompressed message stream.
+/// A message being assembled from its frames. Holds the uncompressed message stream, or, once
+/// told to stop keeping the body (``stopKeepingBody()``), its properties and a count of the body
+/// bytes that went by.
 final class PartialMessage {
     let type: MessageType
     let number: MessageNumber
@@ -16,6 +18,13 @@ final class PartialMessage {
     var reservedAhead = 0
     private var properties: Properties?
     private var bodyOffset = 0
+    /// False once the body is only counted (``stopKeepingBody()``).
+    private(set) var keepsBody = true
+    /// Body bytes counted and not kept.
+    private(set) var unkeptBodyBytes = 0
+
+    /// The message stream received so far, kept or not: what ``BLIPLimits/maxMessageSize`` bounds.
+    var length: Int { stream.readableBytes + unkeptBodyBytes }
 
     init(type: MessageType, number: MessageNumber, flags: FrameFlags) {
         self.type = type
@@ -29,7 +38,7 @@ final class PartialMessage {
         frameCount += 1
         wirePayloadBytes += frame.payload.readableBytes
         receivedBytes += frame.bytesAfterHeader
-        guard stream.readableBytes <= limits.maxMessageSize else {
+        guard length <= limits.maxMessageSize else {
             throw BLIPError(.messageTooLarge,
                             "\(type) #\(number) exceeds the \(limits.maxMessageSize)-byte message limit")
         }
@@ -57,6 +66,23 @@ final class PartialMessage {
         return MessageHead(type: type, number: number, flags: flags, properties: decoded)
     }
 
+    /// Drops the body received so far and counts the rest instead of keeping it (``countBody(_:)``).
+    /// Returns the bytes dropped, or nil while the properties are incomplete (the body's start is
+    /// not known yet: nothing changes).
+    func stopKeepingBody() -> Int? {
+        guard keepsBody, properties != nil else { return nil }
+        let dropped = stream.readableBytes - bodyOffset
+        stream.moveWriterIndex(to: stream.readerIndex + bodyOffset)
+        unkeptBodyBytes += dropped
+        keepsBody = false
+        return dropped
+    }
+
+    /// Counts `bytes` more of a body that is not kept.
+    func countBody(_ bytes: Int) {
+        unkeptBodyBytes += bytes
+    }
+
     func finish(limits: BLIPLimits) throws(BLIPError) -> BLIPMessage {
         guard let properties else {
             return try BLIPMessage(decoding: stream, type: type, number: number, flags: flags, frameCount: frameCount,
@@ -66,7 +92,8 @@ final class PartialMessage {
         var message = BLIPMessage(type: type, number: number, flags: flags, properties: properties, body: body)
         message.frameCount = frameCount
         message.wirePayloadBytes = wirePayloadBytes
-        message.streamBytes = stream.readableBytes
+        message.streamBytes = length
+        message.unkeptBodyBytes = unkeptBodyBytes
         return message
     }
 }

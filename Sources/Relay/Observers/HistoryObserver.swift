@@ -8,7 +8,8 @@ import WebView
 /// own analyzer's reading held by reference (shared with the log and metrics, never re-read),
 /// nothing formatted. Viewers pull from the history; none of them can slow a session.
 public final class HistoryObserver: RelayObserver, Sendable {
-    public let interests: RelayEventInterests = [.sessions, .messages, .frames, .analysis]
+    /// Bodies too: a record keeps a preview of each message's body.
+    public let interests: RelayEventInterests = [.sessions, .messages, .frames, .analysis, .messageBodies]
     public let history: SessionHistory
 
     public init(history: SessionHistory) { self.history = history }

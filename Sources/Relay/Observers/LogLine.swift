@@ -131,7 +131,7 @@ struct LogLine {
             }
         }
         line.int("wireBytes", message.wirePayloadBytes)
-        line.int("bodyBytes", message.body.readableBytes)
+        line.int("bodyBytes", message.bodyLength)
         if withBody, case .text(let text) = body(message.body) { line.text("body", text) }
         return line
     }

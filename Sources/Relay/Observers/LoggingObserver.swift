@@ -42,8 +42,10 @@ public struct LoggingObserver: RelayObserver {
         if level <= .info { interests.formUnion([.sessions, .messages, .analysis]) }
         else if level <= .warning { interests.insert(.messages) }
         if level <= .debug { interests.insert(.frames) }
-        self.interests = interests
         withBody = level <= .trace
+        // Message lines at `trace` carry the body (or its size and hash).
+        if withBody { interests.insert(.messageBodies) }
+        self.interests = interests
     }
 
     public func observe(_ event: RelayEvent) {

@@ -1,5 +1,4 @@
 import BLIPCore
-import BLIPCore
 
 /// What kinds of events an observer wants; the relay builds only those.
 public struct RelayEventInterests: OptionSet, Sendable {
@@ -25,7 +24,15 @@ public struct RelayEventInterests: OptionSet, Sendable {
     /// both legs the same) comes with that reading (``FrameEvent/decoded``), so a capture's
     /// redactor need not inflate and checksum the stream a second time.
     public static let frameReadings = RelayEventInterests(rawValue: 32)
-    public static let all: RelayEventInterests = [.sessions, .messages, .frames, .analysis]
+    /// With ``messages``: every complete message comes with its body. Without any observer asking,
+    /// a session keeps only the bodies its analyzer reads (``SessionAnalyzer`` types changes,
+    /// revisions, checkpoints… from their bodies, an attachment or a message of an unknown profile
+    /// from its size): the others are inflated and checksummed as they pass, counted, and not
+    /// held (``BLIPMessage/unkeptBodyBytes``), so a relay that logs at `info` does not assemble a
+    /// 10 MB attachment nobody reads. Only a message of more than one frame can go unkept: its
+    /// properties must be in before its body is.
+    public static let messageBodies = RelayEventInterests(rawValue: 64)
+    public static let all: RelayEventInterests = [.sessions, .messages, .frames, .analysis, .messageBodies]
 }
 
 /// Watches sessions (logging, metrics, capture, tests). Called synchronously on the session's

@@ -7,17 +7,18 @@ import Replication
 /// ``ConnectionDecoder`` of its direction, and what it yields becomes events. Forwarding never
 /// waits on it (the session forwards and flushes a read batch first, then inspects it).
 ///
-/// Memory: the decoders hold partly received messages; their total is tracked here and capped
-/// by ``RelayLimits/maxDecoderBytesInProgress``. Past the cap, or after a fatal error in pass-through,
-/// the decoder is dropped and the session only forwards.
+/// Memory: the decoders hold partly received messages, capped together by
+/// ``RelayLimits/maxDecoderBytesInProgress``. Past the cap, or after a fatal error in pass-through,
+/// the decoder is dropped and the session only forwards. A message body that no observer and not
+/// the analyzer reads is not held at all (``RelayEventInterests/messageBodies``): the decoder only
+/// counts it.
 final class SessionInspector {
     private var decoder: ConnectionDecoder?
     private let limits: RelayLimits
     private let observers: ObserverSet
     private let sessionID: UInt64
-    /// Bytes held per in-progress message: key = direction, number space, number.
-    private var inProgress: [InProgressKey: Int] = [:]
-    private var inProgressTotal = 0
+    /// An observer reads message bodies (``RelayEventInterests/messageBodies``): every body is kept.
+    private let keepsEveryBody: Bool
     /// Requests awaiting a reply, by the direction the request went: profile and start time.
     private var pending = [MessageNumberTable<PendingRequest>(), MessageNumberTable<PendingRequest>()]
     /// The session's replication analyzer (``RelayEventInterests/analysis``): reads each complete
@@ -27,18 +28,12 @@ final class SessionInspector {
     /// Seconds on the monotonic clock the session analyzers run on.
     static func analyzerNow() -> Double { ReceiptTime.analyzerSeconds(.now()) }
 
-    struct InProgressKey: Hashable {
-        var direction: UInt8
-        var isRequest: Bool
-        var number: MessageNumber
-    }
-
     struct PendingRequest {
         var profile: String?
         var started: NIODeadline
     }
 
-    /// What the pending and in-progress tables need of a decoded data frame (``track(_:direction:at:)``):
+    /// What the pending table needs of a decoded data frame (``track(_:direction:at:)``):
     /// its fields, not the decoded frame itself (about 300 bytes, which passing would copy). Plain
     /// values only, so that passing it costs no reference counting.
     struct FrameProgress {
@@ -49,7 +44,6 @@ final class SessionInspector {
         var startsMessage: Bool
         /// The frame completed its message (with ``startsMessage``: the message is whole in it).
         var completesMessage: Bool
-        var payloadBytes: Int
 
         init(_ decoded: borrowing DecodedFrame, type: MessageType) {
             number = decoded.number
@@ -57,7 +51,6 @@ final class SessionInspector {
             self.type = type
             startsMessage = decoded.startsMessage
             completesMessage = decoded.message != nil
-            payloadBytes = decoded.payloadBytes
         }
     }
 
@@ -66,6 +59,7 @@ final class SessionInspector {
         self.limits = limits
         self.observers = observers
         self.decoder = decodes ? ConnectionDecoder(limits: limits.decoder) : nil
+        keepsEveryBody = observers.wants(.messageBodies)
         if observers.wants(.frameReadings) { decoder?.exposesPayloads = true }
     }
 
@@ -149,19 +143,24 @@ final class SessionInspector {
         }
         guard let type = decoded.flags.type, !type.isAck else { return nil }
         let pendingSince = track(FrameProgress(decoded, type: type), direction: direction, at: time.uptime)
-        if type == .request, let profile = decoded.head?.properties.profile {
-            // The properties of a request whose later frames are still to come: its profile.
-            pending[direction.rawValue][decoded.number]?.profile = profile
-        }
-        if let head = decoded.head, observers.wants(.messages) {
-            observers.emit(.messageHead(sessionID: sessionID, direction: direction, head: head, time: time), kind: .messages)
+        if let head = decoded.head {
+            // The properties of a message whose later frames are still to come.
+            if type == .request, let profile = head.properties.profile {
+                pending[direction.rawValue][decoded.number]?.profile = profile
+            }
+            if !keepsEveryBody, !analyzerReadsBody(of: head, direction: direction) {
+                decoder?.stopKeepingBody(of: type, number: head.number, from: direction)
+            }
+            if observers.wants(.messages) {
+                observers.emit(.messageHead(sessionID: sessionID, direction: direction, head: head, time: time), kind: .messages)
+            }
         }
         if let message = decoded.message.take() {
             statistics.messagesDecoded[direction.rawValue] += 1
             complete(message, direction: direction, pendingSince: pendingSince,
                      withheld: withheld && message.type == .request, time: time)
         }
-        if enforcesBudget, inProgressTotal > limits.maxDecoderBytesInProgress {
+        if enforcesBudget, let decoder, decoder.bytesInProgress > limits.maxDecoderBytesInProgress {
             return fail(RelayError(.decoderBudgetExceeded(limits.maxDecoderBytesInProgress)),
                         direction: direction, statistics: &statistics)
         }
@@ -181,12 +180,26 @@ final class SessionInspector {
         observers.emitFrame(event, ack: nil, decoded: false)
     }
 
-    /// Notes a frame's message in the pending and in-progress tables. Returns when a request
-    /// whole in this frame started if it awaits a reply:
-    /// ``complete(_:direction:pendingSince:withheld:byRelay:time:)`` then records it, profile
-    /// included, in one insertion.
+    /// Whether the session's analyzer will read the body of the message `head` begins: the
+    /// replication reading of its profile, or of its request's for a reply
+    /// (``ReplicationMessage/readsBody(of:profile:answering:)``). A reply to a request this
+    /// session does not track (past ``RelayLimits/maxTrackedRequests``) keeps its body.
+    private func analyzerReadsBody(of head: MessageHead, direction: BLIPDirection) -> Bool {
+        guard analyzer != nil else { return false }
+        if head.type == .request {
+            return ReplicationMessage.readsBody(of: .request, profile: head.properties.profile.flatMap(ReplicationProfile.init(rawValue:)),
+                                                answering: nil)
+        }
+        guard head.type == .response else { return true }
+        guard let request = pending[direction.reversed.rawValue][head.number] else { return true }
+        return ReplicationMessage.readsBody(of: head.type, profile: nil,
+                                            answering: request.profile.flatMap(ReplicationProfile.init(rawValue:)))
+    }
+
+    /// Notes a frame's request in the pending table. Returns when a request whole in this frame
+    /// started if it awaits a reply: ``complete(_:direction:pendingSince:withheld:byRelay:time:)``
+    /// then records it, profile included, in one insertion.
     private func track(_ frame: FrameProgress, direction: BLIPDirection, at now: NIODeadline) -> NIODeadline? {
-        let key = InProgressKey(direction: UInt8(direction.rawValue), isRequest: frame.type == .request, number: frame.number)
         var pendingSince: NIODeadline?
         if frame.startsMessage, frame.type == .request, !frame.flags.isNoReply,
            pending[direction.rawValue].count < limits.maxTrackedRequests {
@@ -195,12 +208,6 @@ final class SessionInspector {
             } else {
                 pending[direction.rawValue][frame.number] = PendingRequest(profile: nil, started: now)
             }
-        }
-        if frame.flags.hasMoreComing {
-            inProgress[key, default: 0] += frame.payloadBytes
-            inProgressTotal += frame.payloadBytes
-        } else if !inProgress.isEmpty, let held = inProgress.removeValue(forKey: key) {
-            inProgressTotal -= held
         }
         return pendingSince
     }
@@ -237,8 +244,6 @@ final class SessionInspector {
         statistics.decodeErrors[direction.rawValue] += 1
         statistics.decoding = false
         decoder = nil
-        inProgress.removeAll()
-        inProgressTotal = 0
         pending = [MessageNumberTable(), MessageNumberTable()]
         if observers.wants(.messages) {
             observers.emit(.decodeError(sessionID: sessionID, direction: direction, error: error), kind: .messages)

@@ -110,7 +110,7 @@ struct SessionState {
         startTime = startTime ?? time
         lastTime = time
         messageCounts[direction.rawValue] += 1
-        byteCounts[direction.rawValue] += message.wirePayloadBytes > 0 ? message.wirePayloadBytes : message.body.readableBytes
+        byteCounts[direction.rawValue] += message.wirePayloadBytes > 0 ? message.wirePayloadBytes : message.bodyLength
         let firstNewFinding = findings.count
         stuckReasonsChanged = false
         var expectedError = false

@@ -105,7 +105,7 @@ extension ReplicationMessage {
         }
         return ReplicationMessage(type: message.type, number: message.number, profile: profile, knownProfile: knownProfile,
                                   content: content, collection: collection, collectionName: collectionName,
-                                  bodyBytes: message.body.readableBytes, violations: violations, requestBox: requestBox)
+                                  bodyBytes: message.bodyLength, violations: violations, requestBox: requestBox)
     }
 
     /// The content of a message that takes nothing to read but its size, else nil: a request of
@@ -117,19 +117,30 @@ extension ReplicationMessage {
         case .request: return profile == nil ? generic(message) : nil
         case .error: return nil
         default:
-            switch request?.message.content {
-            case .generic, nil: return generic(message)
-            case .getAttachment: return .attachment(bytes: message.body.readableBytes)
+            // A request of an unknown profile (or none) was typed generic.
+            guard let profile = request?.knownProfile else { return generic(message) }
+            if profile == .getAttachment { return .attachment(bytes: message.bodyLength) }
             // The replies ``replyContent(_:request:)`` reads.
-            case .getCheckpoint, .setCheckpoint, .getCollections, .changes, .proposeChanges, .proveAttachment, .getRev:
-                return nil
-            default: return .emptyReply
-            }
+            return profile.repliesAreRead ? nil : .emptyReply
         }
     }
 
     private static func generic(_ message: BLIPMessage) -> Content {
-        .generic(GenericMessage(propertyCount: message.properties.count, bodyBytes: message.body.readableBytes))
+        .generic(GenericMessage(propertyCount: message.properties.count, bodyBytes: message.bodyLength))
+    }
+
+    /// Whether typing a message reads its body, from what is known once its properties are in:
+    /// its type, its `Profile` as a known value (nil: unknown or none) and, for a reply, the known
+    /// profile of the request it answers (nil: a request of an unknown profile or none, or no
+    /// request seen). A receiver whose only reader of bodies is this typing need not keep the
+    /// others (``DirectionDecoder/stopKeepingBody(of:number:)``): they are read from their size.
+    public static func readsBody(of type: MessageType, profile: ReplicationProfile?,
+                                 answering requestProfile: ReplicationProfile?) -> Bool {
+        switch type {
+        case .request: return profile != nil
+        case .error: return true
+        default: return requestProfile?.repliesAreRead ?? false
+        }
     }
 
     /// A request of a known profile (``unreadContent(_:profile:request:)`` types the others).

@@ -69,6 +69,19 @@ public enum ReplicationProfile: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// Whether the replication reading of a success reply to a request of this profile reads the
+    /// reply's body (§3): the checkpoint, the collections, the answers to changes and
+    /// proposeChanges, the proof, the revision. The other replies are read from their size
+    /// (getAttachment's is the attachment) or carry nothing.
+    public var repliesAreRead: Bool {
+        switch self {
+        case .getCheckpoint, .setCheckpoint, .getCollections, .changes, .proposeChanges, .proveAttachment, .getRev:
+            return true
+        case .subChanges, .unsubChanges, .rev, .norev, .getAttachment, .putRev, .ping:
+            return false
+        }
+    }
+
     /// Profiles that take a `collection` index on a collection-aware connection (§3, §5).
     public var takesCollection: Bool {
         switch self {

@@ -67,9 +67,9 @@ public struct MessageRecord: Sendable {
         self.profile = profile
         self.analysis = analysis
         self.wireBytes = message.wirePayloadBytes
-        self.bodyBytes = message.body.readableBytes
+        self.bodyBytes = message.bodyLength
         self.streamBytes = message.streamBytes > 0
-            ? message.streamBytes : message.properties.encodedSize + 1 + message.body.readableBytes
+            ? message.streamBytes : message.properties.encodedSize + 1 + message.bodyLength
         self.frameCount = message.frameCount
         self.roundTrip = roundTrip ?? .nan
         self.byRelay = byRelay
@@ -77,7 +77,8 @@ public struct MessageRecord: Sendable {
         let size = properties.encodedSize
         propertyCount = properties.count
         let keepsProperties = size <= maxPropertyBytes
-        let previewLength = previewBytes > 0 ? min(previewBytes, bodyBytes) : 0
+        // A body its decoder did not keep has nothing to preview.
+        let previewLength = previewBytes > 0 ? min(previewBytes, message.body.readableBytes) : 0
         guard keepsProperties || previewLength > 0 else { return }
         copies.reserveCapacity((keepsProperties ? size + 10 : 0) + previewLength)
         if keepsProperties {

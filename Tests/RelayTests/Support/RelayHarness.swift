@@ -99,7 +99,8 @@ final class RelayHarness: Sendable {
     static func start(upstream configureUpstream: (inout BLIPWebSocketServer.Configuration) -> Void = { _ in },
                       relay configureRelay: (inout RelayConfiguration) -> Void = { _ in },
                       clientTLS: BLIPClientTLS? = nil,
-                      observers: [any RelayObserver] = []) async throws -> RelayHarness {
+                      observers: [any RelayObserver] = [],
+                      recording: RelayEventInterests = .all) async throws -> RelayHarness {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         let connections = EventLog<BLIPConnection>()
         var upstreamConfiguration = BLIPWebSocketServer.Configuration()
@@ -112,7 +113,7 @@ final class RelayHarness: Sendable {
             upstream: .single(UpstreamURL("\(scheme)://127.0.0.1:\(upstream.localAddress.port!)")!))
         relayConfiguration.listenPort = 0
         configureRelay(&relayConfiguration)
-        let recorder = RecordingObserver()
+        let recorder = RecordingObserver(interests: recording)
         var logger = Logger(label: "relay-test")
         logger.logLevel = .error
         let relay = RelayServer(configuration: relayConfiguration, group: group, logger: logger, observers: observers + [recorder])
