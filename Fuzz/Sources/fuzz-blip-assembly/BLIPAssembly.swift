@@ -7,8 +7,11 @@ import NIOCore
 /// points the input picks, interleaved in the order it picks, and encoded by the real
 /// ``OutboundCodec`` (deflated when the message is compressed, running CRC); a
 /// ``ConnectionDecoder`` must decode every frame and give back each message exactly as sent:
-/// type, number, flags, properties in order, body. A raw frame from the input may be injected;
-/// its direction is then no longer checked (only not to crash).
+/// type, number, flags, properties in order, body. A message whose flag byte has bit 3 set is
+/// one nobody reads: once its head is in, the decoder is told to stop keeping its body, and it
+/// must arrive with its properties, an empty body and the body's length, while the stream goes on
+/// for the messages after it. A raw frame from the input may be injected; its direction is then
+/// no longer checked (only not to crash).
 ///
 /// Ops (one byte each, then its arguments):
 /// 0 start a request · 1 start a reply or error to a finished request of the other side ·
@@ -48,6 +51,9 @@ private struct Outgoing {
     var stream: ByteBuffer
     var sent = 0
     var sawHead = false
+    /// Nobody reads the body: the decoder is told so at its head.
+    var dropsBody = false
+    var bodyDropped = false
 }
 
 private struct Sender {
@@ -73,7 +79,9 @@ private struct Session {
         let flags = FrameFlags(type: .request, compressed: flagBits & 1 != 0, urgent: flagBits & 2 != 0,
                                noReply: flagBits & 4 != 0)
         // Numbered when its first frame goes out: requests start in number order (§4.4).
-        senders[side].active.append(outgoing(.request, number: 0, flags: flags, properties: properties, body: body))
+        var request = outgoing(.request, number: 0, flags: flags, properties: properties, body: body)
+        request.dropsBody = flagBits & 8 != 0
+        senders[side].active.append(request)
     }
 
     mutating func startReply(side: Int, input: inout FuzzInput) {
@@ -86,7 +94,9 @@ private struct Session {
         let number = senders[other].awaitingReply.remove(at: Int(choice) % senders[other].awaitingReply.count)
         let type: MessageType = flagBits & 4 != 0 ? .error : .response
         let flags = FrameFlags(type: type, compressed: flagBits & 1 != 0, urgent: flagBits & 2 != 0)
-        senders[side].active.append(outgoing(type, number: number, flags: flags, properties: properties, body: body))
+        var reply = outgoing(type, number: number, flags: flags, properties: properties, body: body)
+        reply.dropsBody = flagBits & 8 != 0
+        senders[side].active.append(reply)
     }
 
     private func outgoing(_ type: MessageType, number: MessageNumber, flags: FrameFlags, properties: Properties,
@@ -151,6 +161,11 @@ private struct Session {
             fuzzCheck(head.properties == message.properties, "head properties differ")
             fuzzCheck(head.type == message.type && head.number == message.number, "head type or number")
             if !last { senders[side].active[index].sawHead = true }
+            if message.dropsBody {
+                fuzzCheck(decoder.stopKeepingBody(of: message.type, number: message.number, from: direction),
+                          "the decoder did not take a head's message as in progress")
+                senders[side].active[index].bodyDropped = true
+            }
         }
         guard last else {
             fuzzCheck(decoded.message == nil, "a message completed before its last frame")
@@ -163,7 +178,11 @@ private struct Session {
         fuzzCheck(received.type == message.type && received.number == message.number, "message type or number")
         fuzzCheck(received.flags.rawValue == message.flags.rawValue, "flags \(received.flags) sent \(message.flags)")
         fuzzCheck(received.properties == message.properties, "properties differ")
-        fuzzCheck(Array(received.body.readableBytesView) == message.body, "body differs")
+        if message.bodyDropped {
+            fuzzCheck(received.body.readableBytes == 0 && received.unkeptBodyBytes == message.body.count, "an unkept body")
+        } else {
+            fuzzCheck(Array(received.body.readableBytesView) == message.body && received.keepsBody, "body differs")
+        }
         fuzzCheck(received.streamBytes == message.stream.readableBytes, "stream size")
     }
 

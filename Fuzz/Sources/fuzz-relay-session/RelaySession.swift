@@ -11,7 +11,9 @@ import WebSocketWire
 /// delays and filters). Whatever it writes to a hop must be whole, valid WebSocket frames, masked
 /// towards the upstream (checked by a scanner per hop). Needs `-enable-testing`.
 ///
-/// Input: a mode byte (bit 0: strict; bit 1: the policy; bit 2: no idle timeout), then ops: a byte
+/// Input: a mode byte (bit 0: strict; bit 1: the policy; bit 2: no idle timeout; bit 3: the
+/// observer reads no bodies, as the log at `info` does, so bodies the analyzer does not read are
+/// counted, not kept), then ops: a byte
 /// (low 4 bits the op, bit 7 the side) and its arguments. Ops: 0-3 bytes (`len16 || bytes`);
 /// 4 a WebSocket frame wrapped around `len16 || payload` (opcode from the next byte), masked as
 /// the side must; 5 read complete; 6 read requested; 7 writability; 8 buffered bytes; 9 a
@@ -27,7 +29,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     configuration.idleTimeout = mode & 4 != 0 ? nil : .seconds(8)
     let info = SessionInfo(id: 7, clientAddress: "10.1.2.3", user: "alice", database: "db", target: "/db/_blipsync",
                            upstream: "ws://127.0.0.1:4984")
-    let core = SessionCore(info: info, configuration: configuration, observers: ObserverSet([Sink()]))
+    let sink = Sink(readsBodies: mode & 8 == 0)
+    let core = SessionCore(info: info, configuration: configuration, observers: ObserverSet([sink]))
     var harness = Harness(core: core)
     harness.on(.attached(.upstream))
     harness.on(.attached(.client))
@@ -108,7 +111,12 @@ private let policy: PolicyStore = {
 }()
 
 private final class Sink: RelayObserver, Sendable {
-    let interests = RelayEventInterests.all.union(.frameBytes)
+    let interests: RelayEventInterests
+    init(readsBodies: Bool) {
+        var interests = RelayEventInterests.all.union(.frameBytes)
+        if !readsBodies { interests.remove(.messageBodies) }
+        self.interests = interests
+    }
     func observe(_ event: RelayEvent) {}
 }
 
