@@ -14,7 +14,7 @@ struct UnkeptBodyTests {
 
     /// Sends `stream` as request `number` in compressed frames of `chunk` bytes; after the frame
     /// that brings the head, tells the decoder to stop keeping the body when `unkept`.
-    static func send(_ stream: ByteBuffer, as number: MessageNumber, chunk: Int = 16_000, unkept: Bool,
+    static func send(_ stream: ByteBuffer, as number: MessageNumber, chunk: Int = 16_000, unkept: Bool, preview: Int = 0,
                      with sender: Sender, to decoder: DirectionDecoder) throws -> (message: BLIPMessage?, held: [Int]) {
         var rest = stream
         var held: [Int] = []
@@ -22,7 +22,7 @@ struct UnkeptBodyTests {
         while rest.readableBytes > 0 {
             let piece = rest.readSlice(length: min(chunk, rest.readableBytes))!
             let decoded = try decoder.receive(sender.frame(number, .request, piece, compressed: true, more: rest.readableBytes > 0))
-            if decoded.head != nil, unkept { #expect(decoder.stopKeepingBody(of: .request, number: number)) }
+            if decoded.head != nil, unkept { #expect(decoder.stopKeepingBody(of: .request, number: number, keepingFirst: preview)) }
             held.append(decoder.bytesInProgress)
             message = decoded.message ?? message
         }
@@ -46,6 +46,26 @@ struct UnkeptBodyTests {
         #expect(held.dropLast().allSatisfy { $0 == properties })
         #expect(held.last == 0)
         #expect(decoder.reservedAssemblyBytes == 0)
+    }
+
+    @Test("a preview: the body's first bytes are kept, from the head's frame or the frames after it, the rest counted",
+          arguments: [100, 15_000, 40_000, 1_000_000])
+    func preview(bytes: Int) throws {
+        let decoder = DirectionDecoder()
+        let stream = AssemblyTests.stream(["Profile": "echo"], Self.body)
+        let (message, held) = try Self.send(stream, as: 1, unkept: true, preview: bytes, with: Sender(), to: decoder)
+        let body = Array(Self.body.utf8)
+        let kept = min(bytes, body.count)
+        #expect(message.map { Array($0.body.readableBytesView) } == Array(body.prefix(kept)))
+        #expect(message?.unkeptBodyBytes == body.count - kept)
+        #expect(message?.bodyLength == body.count)
+        #expect(message?.keepsBody == (kept == body.count))
+        // Held while in progress: the properties and as much of the preview as has arrived.
+        let properties = stream.readableBytes - body.count
+        for (frame, bytesHeld) in held.dropLast().enumerated() {
+            #expect(bytesHeld == min(properties + kept, 16_000 * (frame + 1)))
+        }
+        #expect(held.last == 0)
     }
 
     @Test("the stream goes on: the next compressed message, which refers back into the unkept body, decodes whole")

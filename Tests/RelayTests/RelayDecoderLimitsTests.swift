@@ -6,6 +6,7 @@ import NIOCore
 import NIOWebSocket
 import Testing
 import WebSocketWire
+import WebView
 @testable import Relay
 
 /// The decoding side's memory limits (``RelayLimits/maxWebSocketMessageSize``,
@@ -149,6 +150,34 @@ import WebSocketWire
         #expect(read.first.map { String(buffer: $0.message.body) } == feed, "the analyzer reads changes: kept")
         #expect(read.first?.message.frameCount == 2)
         try await harness.shutdown()
+    }
+
+    @Test func theWebViewKeepsItsPreviewOfABodyNobodyElseReads() async throws {
+        var limits = WebViewLimits.default
+        limits.bodyPreviewBytes = 100
+        let history = SessionHistory(limits: limits)
+        let harness = try await RelayHarness.start(observers: [HistoryObserver(history: history)],
+                                                   recording: [.sessions, .messages, .analysis])
+        let client = try await harness.connected()
+        let bulk = ByteBuffer(string: (0..<10_000).map { "row \($0);" }.joined())
+        let reply = try await withTimeout { try await client.request(.request(profile: "bulk", body: bulk, compressed: true)) }
+        #expect(reply.body == bulk)
+        try await client.close()
+        _ = try await harness.recorder.sessionClosed()
+        try await harness.shutdown()
+
+        let request = try #require(harness.recorder.all.lazy.compactMap { event -> BLIPMessage? in
+            if case .message(let message) = event, message.message.type == .request { message.message } else { nil }
+        }.first)
+        #expect(request.body == bulk.getSlice(at: 0, length: 100), "the preview, and only it, is kept")
+        #expect(request.bodyLength == bulk.readableBytes)
+        let recording = try #require(history.recordings().first)
+        let records = recording.records(from: 0, limit: 10)
+        #expect(records.count == 2)
+        for record in records {
+            #expect(record.bodyBytes == bulk.readableBytes)
+            #expect(record.bodyPreview == Array(bulk.readableBytesView.prefix(100)))
+        }
     }
 
     @Test func pastTheDecoderBudgetAStrictSessionIsClosedWith1011() async throws {

@@ -8,9 +8,10 @@ import NIOCore
 /// ``OutboundCodec`` (deflated when the message is compressed, running CRC); a
 /// ``ConnectionDecoder`` must decode every frame and give back each message exactly as sent:
 /// type, number, flags, properties in order, body. A message whose flag byte has bit 3 set is
-/// one nobody reads: once its head is in, the decoder is told to stop keeping its body, and it
-/// must arrive with its properties, an empty body and the body's length, while the stream goes on
-/// for the messages after it. A raw frame from the input may be injected; its direction is then
+/// one nobody reads but for a preview (the byte's top four bits × 64 bytes): once its head is in,
+/// the decoder is told to keep only that preview of its body, and it must arrive with its
+/// properties, the preview and the body's length, while the stream goes on for the messages
+/// after it. A raw frame from the input may be injected; its direction is then
 /// no longer checked (only not to crash).
 ///
 /// Ops (one byte each, then its arguments):
@@ -51,8 +52,9 @@ private struct Outgoing {
     var stream: ByteBuffer
     var sent = 0
     var sawHead = false
-    /// Nobody reads the body: the decoder is told so at its head.
+    /// Nobody reads the body but for its first `preview` bytes: the decoder is told so at its head.
     var dropsBody = false
+    var preview = 0
     var bodyDropped = false
 }
 
@@ -81,6 +83,7 @@ private struct Session {
         // Numbered when its first frame goes out: requests start in number order (§4.4).
         var request = outgoing(.request, number: 0, flags: flags, properties: properties, body: body)
         request.dropsBody = flagBits & 8 != 0
+        request.preview = Int(flagBits >> 4) * 64
         senders[side].active.append(request)
     }
 
@@ -96,6 +99,7 @@ private struct Session {
         let flags = FrameFlags(type: type, compressed: flagBits & 1 != 0, urgent: flagBits & 2 != 0)
         var reply = outgoing(type, number: number, flags: flags, properties: properties, body: body)
         reply.dropsBody = flagBits & 8 != 0
+        reply.preview = Int(flagBits >> 4) * 64
         senders[side].active.append(reply)
     }
 
@@ -162,7 +166,8 @@ private struct Session {
             fuzzCheck(head.type == message.type && head.number == message.number, "head type or number")
             if !last { senders[side].active[index].sawHead = true }
             if message.dropsBody {
-                fuzzCheck(decoder.stopKeepingBody(of: message.type, number: message.number, from: direction),
+                fuzzCheck(decoder.stopKeepingBody(of: message.type, number: message.number, from: direction,
+                                                  keepingFirst: message.preview),
                           "the decoder did not take a head's message as in progress")
                 senders[side].active[index].bodyDropped = true
             }
@@ -179,7 +184,9 @@ private struct Session {
         fuzzCheck(received.flags.rawValue == message.flags.rawValue, "flags \(received.flags) sent \(message.flags)")
         fuzzCheck(received.properties == message.properties, "properties differ")
         if message.bodyDropped {
-            fuzzCheck(received.body.readableBytes == 0 && received.unkeptBodyBytes == message.body.count, "an unkept body")
+            let kept = min(message.preview, message.body.count)
+            fuzzCheck(Array(received.body.readableBytesView) == Array(message.body.prefix(kept))
+                      && received.unkeptBodyBytes == message.body.count - kept, "an unkept body and its preview")
         } else {
             fuzzCheck(Array(received.body.readableBytesView) == message.body && received.keepsBody, "body differs")
         }

@@ -8,7 +8,8 @@ public struct BLIPMessage: Sendable {
     /// The message's flags as taken from its first frame, MoreComing cleared (§2.1).
     public var flags: FrameFlags
     public var properties: Properties
-    /// The uncompressed body; empty when its receiver did not keep it (``unkeptBodyBytes``).
+    /// The uncompressed body; when its receiver did not keep all of it (``unkeptBodyBytes``), the
+    /// first bytes it kept (a preview, possibly empty).
     public var body: ByteBuffer
     /// How many frames carried it (1 for an outgoing message not yet framed).
     public var frameCount: Int = 1
@@ -17,7 +18,8 @@ public struct BLIPMessage: Sendable {
     /// The uncompressed size of the message stream: length varint, properties and body.
     public var streamBytes: Int = 0
     /// Body bytes the decoder inflated and checksummed but did not keep, because nothing was going
-    /// to read them (``DirectionDecoder/stopKeepingBody(of:number:)``); 0 when ``body`` is whole.
+    /// to read them (``DirectionDecoder/stopKeepingBody(of:number:keepingFirst:)``); 0 when
+    /// ``body`` is whole.
     public var unkeptBodyBytes: Int = 0
 
     public init(type: MessageType, number: MessageNumber = 0, flags: FrameFlags? = nil,
@@ -79,7 +81,7 @@ public struct BLIPMessage: Sendable {
     public var profile: String? { properties.profile }
     /// The body's length as it was sent, kept or not.
     public var bodyLength: Int { body.readableBytes + unkeptBodyBytes }
-    /// False when the decoder counted the body without keeping it.
+    /// False when the decoder kept at most a preview of the body.
     public var keepsBody: Bool { unkeptBodyBytes == 0 }
 
     /// The message stream `uvarint(P) || properties || body` that frames carry (§2.2).

@@ -38,10 +38,11 @@ public final class ConnectionDecoder {
     /// The fatal error that stopped `direction`, if any.
     public func failure(of direction: BLIPDirection) -> BLIPError? { decoders[direction.rawValue].failure }
 
-    /// ``DirectionDecoder/stopKeepingBody(of:number:)`` for a message travelling in `direction`.
+    /// ``DirectionDecoder/stopKeepingBody(of:number:keepingFirst:)`` for a message travelling in `direction`.
     @discardableResult
-    public func stopKeepingBody(of type: MessageType, number: MessageNumber, from direction: BLIPDirection) -> Bool {
-        decoders[direction.rawValue].stopKeepingBody(of: type, number: number)
+    public func stopKeepingBody(of type: MessageType, number: MessageNumber, from direction: BLIPDirection,
+                                keepingFirst prefix: Int = 0) -> Bool {
+        decoders[direction.rawValue].stopKeepingBody(of: type, number: number, keepingFirst: prefix)
     }
 
     /// Decodes one frame travelling in `direction`.

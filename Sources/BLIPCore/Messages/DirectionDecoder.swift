@@ -85,7 +85,7 @@ public final class DirectionDecoder {
     /// The whole stream of the last message of this direction that took more than one frame and
     /// kept its body: what the next one's buffer is sized for.
     private var lastAssembledBytes = 0
-    /// Where a frame of a body not kept (``stopKeepingBody(of:number:)``) is inflated, one frame at
+    /// Where a frame of a body not kept (``stopKeepingBody(of:number:keepingFirst:)``) is inflated, one frame at
     /// a time: at most ``BLIPLimits/maxInflatedFrameSize`` bytes, reused for every such frame.
     private var unkeptBody = ByteBuffer()
 
@@ -203,6 +203,7 @@ public final class DirectionDecoder {
         } else {
             result.payloadBytes = try decode(frame, appendingTo: partial)
             if exposesPayloads { result.payload = unkeptBody }
+            bytesInProgress += partial.keepOrCount(unkeptBody)
         }
         if exposesPayloads { result.wirePayload = frame.payload; result.checksumBefore = checksumBefore }
         try partial.add(frame: frame, limits: limits)
@@ -233,34 +234,34 @@ public final class DirectionDecoder {
         reservedAssemblyBytes += ahead
     }
 
-    /// Tells the decoder that nothing will read the body of the message in progress `type` #`number`
-    /// (a relay whose observers read only the sizes of some profiles' messages): the body received
-    /// so far is dropped, and each later frame of the message is inflated and checksummed into
-    /// one reused buffer and only counted. The stream, its CRC and every limit go on as before
-    /// (``BLIPLimits/maxMessageSize`` bounds the message's whole length, kept or not); the
-    /// finished message has an empty body and its length in ``BLIPMessage/unkeptBodyBytes``.
+    /// Tells the decoder that nothing will read more than the first `prefix` bytes of the body of
+    /// the message in progress `type` #`number` (a relay whose observers read only the sizes of
+    /// some profiles' messages, and perhaps a preview): the body received so far is dropped past
+    /// the prefix, and each later frame of the message is inflated and checksummed into one
+    /// reused buffer, what the prefix still lacks copied from it, the rest only counted. The
+    /// stream, its CRC and every limit go on as before (``BLIPLimits/maxMessageSize`` bounds the
+    /// message's whole length, kept or not); the finished message's body is the prefix and the
+    /// rest's length is in ``BLIPMessage/unkeptBodyBytes``.
     ///
     /// Takes effect once the message's properties are complete (the frame that returned its
     /// ``DecodedFrame/head``); returns false before that, or for a message not in progress.
     @discardableResult
-    public func stopKeepingBody(of type: MessageType, number: MessageNumber) -> Bool {
+    public func stopKeepingBody(of type: MessageType, number: MessageNumber, keepingFirst prefix: Int = 0) -> Bool {
         let partial = type == .request ? partialRequests[number] : partialReplies[number]
-        guard let partial, let dropped = partial.stopKeepingBody() else { return false }
+        guard let partial, let dropped = partial.stopKeepingBody(keepingFirst: prefix) else { return false }
         bytesInProgress -= dropped
         return true
     }
 
-    /// Appends a later frame of `partial` (to its stream, or, for a body not kept, to
-    /// ``unkeptBody``, and counts it), inflating at most what its message may still grow by
-    /// (``BLIPLimits/maxMessageSize``), so an oversized message fails before it is held.
+    /// Appends a later frame of `partial` to its stream, or, for a body not kept, inflates it into
+    /// ``unkeptBody`` (the caller keeps or counts it), inflating at most what its message may still
+    /// grow by (``BLIPLimits/maxMessageSize``), so an oversized message fails before it is held.
     private func decode(_ frame: BLIPFrame, appendingTo partial: PartialMessage) throws(BLIPError) -> Int {
         let room = limits.maxMessageSize - partial.length
         do {
             if partial.keepsBody { return try codec.decode(frame, appendingTo: &partial.stream, limit: max(room, 0)) }
             unkeptBody.clear()
-            let count = try codec.decode(frame, appendingTo: &unkeptBody, limit: max(room, 0))
-            partial.countBody(count)
-            return count
+            return try codec.decode(frame, appendingTo: &unkeptBody, limit: max(room, 0))
         } catch where error.code == .inflatedFrameTooLarge && room < codec.maxInflatedFrameSize {
             throw BLIPError(.messageTooLarge,
                             "\(partial.type) #\(partial.number) exceeds the \(limits.maxMessageSize)-byte message limit")

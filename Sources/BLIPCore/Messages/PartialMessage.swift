@@ -1,8 +1,8 @@
 import NIOCore
 
 /// A message being assembled from its frames. Holds the uncompressed message stream, or, once
-/// told to stop keeping the body (``stopKeepingBody()``), its properties and a count of the body
-/// bytes that went by.
+/// told to stop keeping the body (``stopKeepingBody(keepingFirst:)``), its properties, the body's
+/// first bytes (a preview, possibly none) and a count of the others.
 final class PartialMessage {
     let type: MessageType
     let number: MessageNumber
@@ -18,10 +18,12 @@ final class PartialMessage {
     var reservedAhead = 0
     private var properties: Properties?
     private var bodyOffset = 0
-    /// False once the body is only counted (``stopKeepingBody()``).
+    /// False once the body is only counted, but for a preview (``stopKeepingBody(keepingFirst:)``).
     private(set) var keepsBody = true
     /// Body bytes counted and not kept.
     private(set) var unkeptBodyBytes = 0
+    /// How many more body bytes the preview keeps.
+    private var prefixRoom = 0
 
     /// The message stream received so far, kept or not: what ``BLIPLimits/maxMessageSize`` bounds.
     var length: Int { stream.readableBytes + unkeptBodyBytes }
@@ -66,21 +68,30 @@ final class PartialMessage {
         return MessageHead(type: type, number: number, flags: flags, properties: decoded)
     }
 
-    /// Drops the body received so far and counts the rest instead of keeping it (``countBody(_:)``).
-    /// Returns the bytes dropped, or nil while the properties are incomplete (the body's start is
-    /// not known yet: nothing changes).
-    func stopKeepingBody() -> Int? {
+    /// Keeps only the first `prefix` bytes of the body (a preview) and counts the rest
+    /// (``keepOrCount(_:)``). Returns the bytes dropped from what was held, or nil while the
+    /// properties are incomplete (the body's start is not known yet: nothing changes).
+    func stopKeepingBody(keepingFirst prefix: Int) -> Int? {
         guard keepsBody, properties != nil else { return nil }
-        let dropped = stream.readableBytes - bodyOffset
-        stream.moveWriterIndex(to: stream.readerIndex + bodyOffset)
-        unkeptBodyBytes += dropped
+        let held = stream.readableBytes - bodyOffset
+        let kept = min(max(prefix, 0), held)
+        stream.moveWriterIndex(to: stream.readerIndex + bodyOffset + kept)
+        unkeptBodyBytes += held - kept
+        prefixRoom = max(prefix, 0) - kept
         keepsBody = false
-        return dropped
+        return held - kept
     }
 
-    /// Counts `bytes` more of a body that is not kept.
-    func countBody(_ bytes: Int) {
-        unkeptBodyBytes += bytes
+    /// Takes the next piece of a body not kept: what the preview still has room for is appended,
+    /// the rest counted. Returns the bytes appended.
+    func keepOrCount(_ piece: ByteBuffer) -> Int {
+        let kept = min(prefixRoom, piece.readableBytes)
+        if kept > 0 {
+            stream.writeImmutableBuffer(piece.getSlice(at: piece.readerIndex, length: kept)!)
+            prefixRoom -= kept
+        }
+        unkeptBodyBytes += piece.readableBytes - kept
+        return kept
     }
 
     func finish(limits: BLIPLimits) throws(BLIPError) -> BLIPMessage {

@@ -8,11 +8,14 @@ import WebView
 /// own analyzer's reading held by reference (shared with the log and metrics, never re-read),
 /// nothing formatted. Viewers pull from the history; none of them can slow a session.
 public final class HistoryObserver: RelayObserver, Sendable {
-    /// Bodies too: a record keeps a preview of each message's body.
-    public let interests: RelayEventInterests = [.sessions, .messages, .frames, .analysis, .messageBodies]
+    public let interests: RelayEventInterests = [.sessions, .messages, .frames, .analysis]
     public let history: SessionHistory
 
     public init(history: SessionHistory) { self.history = history }
+
+    /// A record keeps a preview of each message's body (``WebViewLimits/bodyPreviewBytes``), and
+    /// the body's length.
+    public var messageBodyPrefix: Int { history.limits.bodyPreviewBytes }
 
     /// The clock of the recordings: the analyzers' monotonic seconds.
     public static func now() -> Double { SessionInspector.analyzerNow() }

@@ -27,10 +27,11 @@ public struct RelayEventInterests: OptionSet, Sendable {
     /// With ``messages``: every complete message comes with its body. Without any observer asking,
     /// a session keeps only the bodies its analyzer reads (``SessionAnalyzer`` types changes,
     /// revisions, checkpoints… from their bodies, an attachment or a message of an unknown profile
-    /// from its size): the others are inflated and checksummed as they pass, counted, and not
-    /// held (``BLIPMessage/unkeptBodyBytes``), so a relay that logs at `info` does not assemble a
-    /// 10 MB attachment nobody reads. Only a message of more than one frame can go unkept: its
-    /// properties must be in before its body is.
+    /// from its size), and of the others the first ``RelayObserver/messageBodyPrefix`` bytes its
+    /// observers ask for (a preview): the rest is inflated and checksummed as it passes, counted,
+    /// and not held (``BLIPMessage/unkeptBodyBytes``), so a relay that logs at `info` does not
+    /// assemble a 10 MB attachment nobody reads. Only a message of more than one frame can go
+    /// unkept: its properties must be in before its body is.
     public static let messageBodies = RelayEventInterests(rawValue: 64)
     public static let all: RelayEventInterests = [.sessions, .messages, .frames, .analysis, .messageBodies]
 }
@@ -47,10 +48,15 @@ public protocol RelayObserver: Sendable {
     /// to borrow the event instead: wrapping it in the enum and matching it out again copied
     /// the event twice and retained what it holds.
     func observe(message event: borrowing MessageEvent)
+    /// Without ``RelayEventInterests/messageBodies``: how many bytes at the start of each message's
+    /// body this observer reads (a preview; by default none). The session keeps that much of every
+    /// body it does not keep whole.
+    var messageBodyPrefix: Int { get }
 }
 
 extension RelayObserver {
     public func observe(message event: borrowing MessageEvent) { observe(.message(copy event)) }
+    public var messageBodyPrefix: Int { 0 }
 }
 
 /// The observers of a relay, with their interests folded together once.
@@ -60,10 +66,15 @@ struct ObserverSet: Sendable {
     /// The observers that hold per-session resources (capture, pcap).
     let recorders: [any RelayRecorder]
 
+    /// The longest ``RelayObserver/messageBodyPrefix`` of the observers that read messages: what a
+    /// session keeps of a body it does not keep whole.
+    let bodyPrefix: Int
+
     init(_ observers: [any RelayObserver]) {
         self.observers = observers
         self.recorders = observers.compactMap { $0 as? any RelayRecorder }
         self.interests = observers.reduce(into: []) { $0.formUnion($1.interests) }
+        self.bodyPrefix = observers.filter { $0.interests.contains(.messages) }.map(\.messageBodyPrefix).max() ?? 0
     }
 
     @inline(__always) func wants(_ kind: RelayEventInterests) -> Bool { interests.contains(kind) }

@@ -10,8 +10,8 @@ import Replication
 /// Memory: the decoders hold partly received messages, capped together by
 /// ``RelayLimits/maxDecoderBytesInProgress``. Past the cap, or after a fatal error in pass-through,
 /// the decoder is dropped and the session only forwards. A message body that no observer and not
-/// the analyzer reads is not held at all (``RelayEventInterests/messageBodies``): the decoder only
-/// counts it.
+/// the analyzer reads is not held (``RelayEventInterests/messageBodies``): the decoder keeps the
+/// preview observers ask for (``RelayObserver/messageBodyPrefix``) and counts the rest.
 final class SessionInspector {
     private var decoder: ConnectionDecoder?
     private let limits: RelayLimits
@@ -149,7 +149,7 @@ final class SessionInspector {
                 pending[direction.rawValue][decoded.number]?.profile = profile
             }
             if !keepsEveryBody, !analyzerReadsBody(of: head, direction: direction) {
-                decoder?.stopKeepingBody(of: type, number: head.number, from: direction)
+                decoder?.stopKeepingBody(of: type, number: head.number, from: direction, keepingFirst: observers.bodyPrefix)
             }
             if observers.wants(.messages) {
                 observers.emit(.messageHead(sessionID: sessionID, direction: direction, head: head, time: time), kind: .messages)
