@@ -131,13 +131,8 @@ struct UnkeptBodyTests {
         let decoder = DirectionDecoder()
         let stream = AssemblyTests.stream(["Profile": "echo"], Self.body)
         _ = try Self.send(stream, as: 1, unkept: true, with: sender, to: decoder)
-        var reserved: [Int] = []
-        var rest = stream
-        while rest.readableBytes > 0 {
-            let piece = rest.readSlice(length: min(16_000, rest.readableBytes))!
-            _ = try decoder.receive(sender.frame(2, .request, piece, compressed: true, more: rest.readableBytes > 0))
-            reserved.append(decoder.reservedAssemblyBytes)
-        }
-        #expect(reserved.allSatisfy { $0 == 0 })
+        let next = try AssemblyTests.send(stream, as: 2, chunk: 16_000, with: sender, to: decoder)
+        #expect(next.reserved.allSatisfy { $0 == 0 })
+        #expect(next.message.map { String(buffer: $0.body) } == Self.body)
     }
 }
