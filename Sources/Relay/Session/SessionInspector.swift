@@ -17,8 +17,6 @@ final class SessionInspector {
     private let limits: RelayLimits
     private let observers: ObserverSet
     private let sessionID: UInt64
-    /// An observer reads message bodies (``RelayEventInterests/messageBodies``): every body is kept.
-    private let keepsEveryBody: Bool
     /// Requests awaiting a reply, by the direction the request went: profile and start time.
     private var pending = [MessageNumberTable<PendingRequest>(), MessageNumberTable<PendingRequest>()]
     /// The session's replication analyzer (``RelayEventInterests/analysis``): reads each complete
@@ -59,7 +57,6 @@ final class SessionInspector {
         self.limits = limits
         self.observers = observers
         self.decoder = decodes ? ConnectionDecoder(limits: limits.decoder) : nil
-        keepsEveryBody = observers.wants(.messageBodies)
         if observers.wants(.frameReadings) { decoder?.exposesPayloads = true }
     }
 
@@ -148,7 +145,8 @@ final class SessionInspector {
             if type == .request, let profile = head.properties.profile {
                 pending[direction.rawValue][decoded.number]?.profile = profile
             }
-            if !keepsEveryBody, !analyzerReadsBody(of: head, direction: direction) {
+            // An observer that reads bodies (``RelayEventInterests/messageBodies``) keeps every one whole.
+            if !observers.wants(.messageBodies), !analyzerReadsBody(of: head, direction: direction) {
                 decoder?.stopKeepingBody(of: type, number: head.number, from: direction, keepingFirst: observers.bodyPrefix)
             }
             if observers.wants(.messages) {
