@@ -154,6 +154,49 @@ final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
         try await harness.shutdown()
     }
 
+    @Test("a mediating session holds no body that neither its policy nor its analyzer reads, forwarded or re-encoded")
+    func unreadBodiesAreNotHeld() async throws {
+        let harness = try await RelayHarness.start(relay: { configuration in
+            configuration.mediationPolicy = { _ in
+                ClosurePolicy { head in head.profile == "deny-me" ? .deny(ErrorReply(code: 403, message: "no"), rule: "no") : .pass }
+            }
+            // Far below one bulk message: holding one whole would end the session with 1011.
+            configuration.limits.maxRelayBytesInProgress = 50_000
+        }, recording: [.sessions, .messages, .analysis])
+        let client = try await harness.connected()
+        let bulk = ByteBuffer(string: (0..<20_000).map { "row \($0);" }.joined())
+        #expect(bulk.readableBytes > 150_000)
+        // First as the client's direction is forwarded byte for byte, then after a denial has
+        // switched it to re-encoding (renumbered, re-deflated).
+        let first = try await withTimeout { try await client.request(.request(profile: "bulk", body: bulk, compressed: true)) }
+        #expect(first.body == bulk)
+        let denied = try await withTimeout { try await client.request(.request(profile: "deny-me", body: body("x"))) }
+        #expect(denied.type == .error)
+        let second = try await withTimeout { try await client.request(.request(profile: "bulk", body: bulk, compressed: true)) }
+        #expect(second.body == bulk)
+        // The analyzer reads changes: a two-frame list is still kept whole.
+        let feed = "[" + (1...760).map { "[\($0),\"doc-\($0)\",\"1-abc\"]" }.joined(separator: ",") + "]"
+        let changes = try await withTimeout { try await client.request(.request(profile: "changes", body: body(feed))) }
+        #expect(String(buffer: changes.body) == feed)
+        try await client.close()
+        let summary = try await harness.recorder.sessionClosed()
+        #expect(summary.relayError == nil, "never over the relay-wide bound")
+
+        let messages = harness.recorder.all.compactMap { event -> MessageEvent? in
+            if case .message(let message) = event { message } else { nil }
+        }
+        let bulkMessages = messages.filter { ($0.requestProfile ?? $0.message.profile) == "bulk" }
+        #expect(bulkMessages.count == 4, "two requests, two replies")
+        for event in bulkMessages {
+            #expect(event.message.body.readableBytes == 0)
+            #expect(event.message.bodyLength == bulk.readableBytes)
+        }
+        let read = messages.filter { $0.message.type == .request && $0.message.profile == "changes" }
+        #expect(read.map { String(buffer: $0.message.body) } == [feed])
+        #expect(read.first?.message.frameCount == 2)
+        try await harness.shutdown()
+    }
+
     @Test("a policy session that never intervenes stays byte-exact in both directions")
     func passingPolicyIsByteExact() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

@@ -49,6 +49,14 @@ final class MediatedMessage {
     }
 
     var isRequest: Bool { type == .request }
+    /// Whether the mediator reads the message whole once it is complete: undecided yet, or
+    /// decided on or rewritten by its body. Every other disposition takes its frames one by one.
+    var readsWholeBody: Bool {
+        switch disposition {
+        case .undecided, .awaitingBody, .rewriteReply: true
+        case .forward, .delayed, .swallow, .replaced: false
+        }
+    }
     /// Bytes of the chunks in ``held``.
     var heldBytes: Int { held.reduce(0) { $0 + $1.chunk.readableBytes } }
     /// Whether the receiver will answer what is forwarded: a replacement's own flags decide.

@@ -40,6 +40,21 @@ public struct MediationReport: Sendable, Equatable {
     public var rateLimited = false
 }
 
+/// A message in progress, as its decoder knows it (``MediatorOutput/unreadBody``).
+public struct UnreadBody: Sendable, Equatable {
+    /// The way it travels.
+    public var direction: BLIPDirection
+    public var type: MessageType
+    /// Its number as its sender gave it (a reply's is not mapped back here).
+    public var number: MessageNumber
+
+    public init(direction: BLIPDirection, type: MessageType, number: MessageNumber) {
+        self.direction = direction
+        self.type = type
+        self.number = number
+    }
+}
+
 /// What the session must do after one received frame or one timer.
 ///
 /// The first send is stored inline, so the common output (forward the received frame, nothing
@@ -54,6 +69,12 @@ public struct MediatorOutput: Sendable {
     /// requester got, so it pairs with the request as the requester sent it.
     public var decoded: DecodedFrame?
     public var reports: [MediationReport] = []
+    /// Set on the frame that completed the properties of a message still in progress whose body
+    /// the mediator will not read whole: its frames are forwarded, held or swallowed one by one,
+    /// not decided on (``HeadDecision/Action/awaitBody``) or rewritten (a filtered `changes`
+    /// reply). If nothing else reads it either, the shell may say so with
+    /// ``SessionMediator/stopKeepingBody(_:keepingFirst:)``.
+    public var unreadBody: UnreadBody?
 
     public init() {}
 

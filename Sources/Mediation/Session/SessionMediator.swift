@@ -27,7 +27,10 @@ import NIOCore
 ///   its own later frames (a body rule) is not counted and does not stop reading, which it needs
 ///   to complete: it is bounded by the decoder's message-size limit. Requests that passed but
 ///   wait in the gate behind a delayed request count too, as long as the gate's first request
-///   waits for its timer (``MediatedDirection/budgetedBytes``).
+///   waits for its timer (``MediatedDirection/budgetedBytes``). The decoders assemble each
+///   message whole (``bytesInProgress``) unless told otherwise: a message whose body the
+///   mediator takes frame by frame is reported in ``MediatorOutput/unreadBody``, and the shell,
+///   if nothing of its own reads it, says so with ``stopKeepingBody(_:keepingFirst:)``.
 ///
 /// Not thread-safe: one per session, driven from the session's event loop.
 public final class SessionMediator {
@@ -104,6 +107,17 @@ public final class SessionMediator {
         decoded.wirePayload = nil
         output.decoded = decoded
         return output
+    }
+
+    /// Nothing reads more than the first `prefix` bytes of `body`'s body (``MediatorOutput/unreadBody``):
+    /// its decoder stops keeping the rest (``DirectionDecoder/stopKeepingBody(of:number:keepingFirst:)``).
+    /// Each later frame is still inflated, checksummed and forwarded, held or swallowed as before;
+    /// the finished message in ``MediatorOutput/decoded`` carries the prefix, and the rest's
+    /// length in ``BLIPMessage/unkeptBodyBytes``. Returns false when the message is no longer in
+    /// progress.
+    @discardableResult
+    public func stopKeepingBody(_ body: UnreadBody, keepingFirst prefix: Int = 0) -> Bool {
+        lanes[body.direction.rawValue].decoder.stopKeepingBody(of: body.type, number: body.number, keepingFirst: prefix)
     }
 
     /// A timer from ``MediatorOutput/timers`` fired: the delayed message goes on.
@@ -188,6 +202,9 @@ public final class SessionMediator {
         let ack = decoded.ackToSend
         try route(message, flags: decoded.flags, chunk: decoded.payload!, wirePayload: decoded.wirePayload!,
                   lane: lane, into: &output)
+        if decoded.head != nil, !message.readsWholeBody {
+            output.unreadBody = UnreadBody(direction: lane.direction, type: type, number: message.number)
+        }
         if let complete = decoded.message {
             message.isComplete = true
             try finish(message, complete, lane: lane, other: other, into: &output)

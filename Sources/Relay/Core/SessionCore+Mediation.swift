@@ -13,6 +13,10 @@ import WebSocketWire
 /// ``MediationLimits/maxDelayedBytes`` for timers in a direction, that direction's sender is not
 /// read; the timer that brings it back under resumes the read.
 ///
+/// A message whose body neither the mediator (``MediatorOutput/unreadBody``) nor the inspector
+/// (``SessionInspector/readsBody(of:direction:)``) reads is not held past the observers' preview,
+/// as in a pass-through session: a mediated attachment costs one frame's buffer.
+///
 /// A decode failure closes the session (the relay cannot forward what it cannot re-encode).
 extension SessionCore {
     func mediate(_ frame: WebSocketFrameScanner.Frame, on side: SessionSide, into actions: inout [SessionAction]) {
@@ -36,6 +40,10 @@ extension SessionCore {
             statistics.decodeErrors[direction.rawValue] += 1
             fail(RelayError(.decodeFailed(error, direction)), into: &actions)
             return
+        }
+        if let unread = output.unreadBody, let head = output.decoded?.head, !inspector.readsBody(of: head, direction: direction) {
+            // Nor does anything here read it: past the preview, it is inflated and checked, not held.
+            mediator.stopKeepingBody(unread, keepingFirst: inspector.bodyPrefix)
         }
         guard chargeInProgress(mediator.bytesInProgress) else {
             statistics.decodeErrors[direction.rawValue] += 1

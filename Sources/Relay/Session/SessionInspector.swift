@@ -145,9 +145,8 @@ final class SessionInspector {
             if type == .request, let profile = head.properties.profile {
                 pending[direction.rawValue][decoded.number]?.profile = profile
             }
-            // An observer that reads bodies (``RelayEventInterests/messageBodies``) keeps every one whole.
-            if !observers.wants(.messageBodies), !analyzerReadsBody(of: head, direction: direction) {
-                decoder?.stopKeepingBody(of: type, number: head.number, from: direction, keepingFirst: observers.bodyPrefix)
+            if let decoder, !readsBody(of: head, direction: direction) {
+                decoder.stopKeepingBody(of: type, number: head.number, from: direction, keepingFirst: bodyPrefix)
             }
             if observers.wants(.messages) {
                 observers.emit(.messageHead(sessionID: sessionID, direction: direction, head: head, time: time), kind: .messages)
@@ -177,6 +176,18 @@ final class SessionInspector {
         event.time = time
         observers.emitFrame(event, ack: nil, decoded: false)
     }
+
+    /// Whether anything this inspector feeds reads the whole body of the message `head` begins,
+    /// travelling `direction`: an observer that reads bodies (``RelayEventInterests/messageBodies``)
+    /// reads every one, the analyzer those of the profiles it reads. If not, only the first
+    /// ``bodyPrefix`` bytes need keeping (a pass-through session's decoder is told so here; a
+    /// mediating session's shell tells its mediator).
+    func readsBody(of head: MessageHead, direction: BLIPDirection) -> Bool {
+        observers.wants(.messageBodies) || analyzerReadsBody(of: head, direction: direction)
+    }
+
+    /// The longest body preview an observer asks for (``RelayObserver/messageBodyPrefix``).
+    var bodyPrefix: Int { observers.bodyPrefix }
 
     /// Whether the session's analyzer will read the body of the message `head` begins: the
     /// replication reading of its profile, or of its request's for a reply

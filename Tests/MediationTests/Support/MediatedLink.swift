@@ -53,6 +53,11 @@ final class MediatedLink {
     /// Frames each end wrote.
     private(set) var framesSentByClient = 0
     var answerServerRequests = true
+    /// When set, the link plays a shell whose observers read no bodies but this preview: every
+    /// ``MediatorOutput/unreadBody`` is passed back with ``SessionMediator/stopKeepingBody(_:keepingFirst:)``.
+    var unreadBodyPreview: Int?
+    /// The most the decoders held after any frame (``SessionMediator/bytesInProgress``).
+    private(set) var peakBytesInProgress = 0
 
     init(policy: any MediationPolicy, limits: MediationLimits = .default) {
         mediator = SessionMediator(policy: policy, limits: limits)
@@ -92,6 +97,10 @@ final class MediatedLink {
 
     private func relay(_ bytes: ByteBuffer, _ direction: BLIPDirection) throws {
         let output = try mediator.receive(bytes, travelling: direction)
+        if let unread = output.unreadBody, let preview = unreadBodyPreview {
+            mediator.stopKeepingBody(unread, keepingFirst: preview)
+        }
+        peakBytesInProgress = max(peakBytesInProgress, mediator.bytesInProgress)
         outputs.append((direction, output))
         timers += output.timers
         try deliver(output, original: bytes, from: direction)
