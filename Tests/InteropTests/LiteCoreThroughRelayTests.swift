@@ -146,6 +146,45 @@ struct LiteCoreThroughRelayTests {
         }
     }
 
+    /// The policy intervenes in both directions (a delayed `getAttachment`, a denied `rev`), so
+    /// the relay renumbers and re-frames them; the blob's 3 MB replies still reach LiteCore and
+    /// the gateway whole, and the relay, whose analyzer does not read attachments, holds none.
+    @Test func aBlobTravelsBothWaysThroughAMediatingRelayThatHoldsNoCopy() async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        let blob = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        let harness = try await InteropHarness.start(databases: ["db", "other"], seed: { database in
+            _ = try database.put("hidden", body: ["n": .number("0")])
+            _ = try database.put("photo", body: ["title": .string("a picture")],
+                                 attachments: ["photo.png": Attachment(contentType: "image/png", data: blob)])
+        }, relay: { configuration in
+            configuration.policy = PolicyStore(document: try PolicyDocument(yaml: """
+                rules:
+                  - { name: hide, match: { from: server, type: request, profile: rev, doc: "hidden" }, action: { deny: { code: 403 } } }
+                  - { name: wait, match: { type: request, profile: getAttachment }, action: { delay: 20ms } }
+                """))
+        })
+        let local = try cblite.database("local")
+        let pulled = try cblite.run(["pull", local, harness.url()])
+        #expect(pulled.status == 0, "\(pulled.output)")
+        #expect(try cblite.documentIDs(local) == ["photo"])
+        #expect(cblite.blobCount(local) == 1, "LiteCore fetched the blob with getAttachment")
+        let pushed = try cblite.run(["push", local, harness.url("other")])
+        #expect(pushed.status == 0, "\(pushed.output)")
+        #expect(harness.databases[1].hasAttachment(digest: GatewayDatabase.attachmentDigest(of: blob)),
+                "the gateway fetched LiteCore's blob")
+        let verdicts = harness.events.verdicts.map(\.action)
+        #expect(verdicts.contains("deny 403 + norev") && verdicts.filter { $0.hasPrefix("delay") }.count == 2, "\(verdicts)")
+        let replies = harness.events.attachmentReplies
+        #expect(replies.count == 2, "one each way")
+        for reply in replies {
+            #expect(reply.length == blob.count)
+            #expect(reply.held <= 1024, "the relay kept at most a preview of the blob")
+        }
+        #expect(harness.events.decodeErrors == 0)
+        try await harness.shutdown()
+    }
+
     @Test func aReadOnlyPolicyRefusesThePushAndLiteCoreSaysWhy() async throws {
         let cblite = try CBLite()
         defer { cblite.cleanUp() }

@@ -89,6 +89,8 @@ final class EventCounter: RelayObserver, Sendable {
         var storedByClient: Set<String> = []
         /// Revs sent to the client, by session and number, awaiting its answer.
         var revRequests: [String: String] = [:]
+        /// Replies to `getAttachment`, either way: the body bytes the relay held of each, and its length.
+        var attachmentReplies: [(held: Int, length: Int)] = []
         var waiters: [UUID: (condition: @Sendable (State) -> Bool, continuation: CheckedContinuation<Void, Never>)] = [:]
     }
 
@@ -111,6 +113,8 @@ final class EventCounter: RelayObserver, Sendable {
                 if let id = state.revRequests.removeValue(forKey: "\(message.sessionID)/\(message.message.number)") {
                     state.storedByClient.insert(id)
                 }
+            case .message(let message) where message.requestProfile == "getAttachment" && message.message.type == .response:
+                state.attachmentReplies.append((message.message.body.readableBytes, message.message.bodyLength))
             default: return
             }
             for (key, waiter) in state.waiters where waiter.condition(state) {
@@ -125,6 +129,7 @@ final class EventCounter: RelayObserver, Sendable {
     var summaries: [SessionSummary] { state.withLockedValue { $0.summaries } }
     var refusals: [HandshakeRefusal] { state.withLockedValue { $0.refusals } }
     var verdicts: [VerdictEvent] { state.withLockedValue { $0.verdicts } }
+    var attachmentReplies: [(held: Int, length: Int)] { state.withLockedValue { $0.attachmentReplies } }
 
     /// Returns once `condition` holds (re-checked on every event), or the task is cancelled.
     func wait(until condition: @escaping @Sendable (State) -> Bool) async {
