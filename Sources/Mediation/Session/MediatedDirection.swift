@@ -88,21 +88,29 @@ final class MediatedDirection {
         output.append(MediatedSend(direction: direction, payload: .bytes(bytes)))
     }
 
-    /// Frames a whole message the relay sends (a reply in a peer's place, a replacement, a held
-    /// message rebuilt), in frames of at most ``MediationLimits/maxFrameSize``.
+    /// Frames a whole message the relay sends (a reply in a peer's place, a replacement, a
+    /// message its body rule let through), in frames of at most ``MediationLimits/maxFrameSize``.
+    /// The body is framed in slices, not copied: only the frame the properties end in is built.
     func encodeMessage(number: MessageNumber, type: MessageType, flags: FrameFlags, properties: Properties,
                        body: ByteBuffer, into output: inout MediatorOutput) throws(BLIPError) {
-        var stream = allocator.buffer(capacity: properties.encodedSize + 5 + body.readableBytes)
-        properties.encode(into: &stream)
-        stream.writeImmutableBuffer(body)
+        var head = allocator.buffer(capacity: properties.encodedSize + 5)
+        properties.encode(into: &head)
+        var body = body
         var flags = flags
         flags.rawValue = (flags.rawValue & ~FrameFlags.typeMask) | type.rawValue
         let room = limits.maxFrameSize - Varint.encodedLength(number) - 1 - 4 - (flags.isCompressed ? 64 : 0)
         repeat {
-            let length = min(room, stream.readableBytes)
-            let chunk = stream.readSlice(length: length)!
-            flags.hasMoreComing = stream.readableBytes > 0
+            let fromHead = min(room, head.readableBytes)
+            let fromBody = min(room - fromHead, body.readableBytes)
+            var chunk: ByteBuffer
+            if fromHead == 0 {
+                chunk = body.readSlice(length: fromBody)!
+            } else {
+                chunk = head.readSlice(length: fromHead)!
+                if fromBody > 0 { chunk.writeImmutableBuffer(body.readSlice(length: fromBody)!) }
+            }
+            flags.hasMoreComing = head.readableBytes + body.readableBytes > 0
             try encodeFrame(number: number, flags: flags, chunk: chunk, wirePayload: nil, into: &output)
-        } while stream.readableBytes > 0
+        } while head.readableBytes + body.readableBytes > 0
     }
 }

@@ -28,6 +28,10 @@ final class MediatedMessage {
     var disposition: Disposition = .undecided
     /// Frames received but not yet sent: uncompressed chunks with the flags they came with.
     var held: [(flags: FrameFlags, chunk: ByteBuffer)] = []
+    /// A message its body rule let through or delayed: the complete message as the decoder
+    /// assembled it for the rule, framed anew when it may leave. Its frames were not also held
+    /// one by one (``held`` stays empty), so it is in memory once.
+    var whole: BLIPMessage?
     /// The number it leaves with: requests once out of the gate; replies mapped at the first frame.
     var forwardedNumber: MessageNumber?
     /// For a request: the reply rewrite to register when it is numbered.
@@ -57,8 +61,12 @@ final class MediatedMessage {
         case .forward, .delayed, .swallow, .replaced: false
         }
     }
-    /// Bytes of the chunks in ``held``.
-    var heldBytes: Int { held.reduce(0) { $0 + $1.chunk.readableBytes } }
+    /// Bytes of the chunks in ``held``, or of ``whole``'s properties and body.
+    var heldBytes: Int {
+        held.reduce(0) { $0 + $1.chunk.readableBytes } + (whole.map { $0.properties.encodedSize + $0.body.readableBytes } ?? 0)
+    }
+    /// Nothing of it waits to be sent.
+    var holdsNothing: Bool { held.isEmpty && whole == nil }
     /// Whether the receiver will answer what is forwarded: a replacement's own flags decide.
     var expectsReply: Bool {
         guard isRequest else { return false }

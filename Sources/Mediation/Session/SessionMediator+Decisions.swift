@@ -12,6 +12,8 @@ extension SessionMediator {
         case .delay(let amount): hold(message, for: amount, ruling: decision.ruling, lane: lane, into: &output)
         case .awaitBody:
             lane.switchToReencoding()
+            // What arrived before the head is in the decoder's assembly too (route(_:) holds no more).
+            message.held.removeAll()
             message.disposition = .awaitingBody
         }
     }
@@ -68,7 +70,9 @@ extension SessionMediator {
     func apply(_ decision: BodyDecision, to message: MediatedMessage, complete: BLIPMessage, lane: MediatedDirection,
                other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
         switch decision.action {
-        case .pass: try forward(message, lane: lane, into: &output)
+        case .pass:
+            message.whole = complete
+            try forward(message, lane: lane, into: &output)
         case .deny(let error): try refuse(message, with: error, ruling: decision.ruling, lane: lane, other: other, into: &output)
         case .drop: try refuse(message, with: nil, ruling: decision.ruling, lane: lane, other: other, into: &output)
         case .answer(let properties, let body) where message.isRequest:
@@ -83,7 +87,9 @@ extension SessionMediator {
             flags.isCompressed = compressed
             try replace(message, with: BLIPMessage(type: message.type, flags: flags, properties: properties, body: body),
                         rewrite: rewrite, lane: lane, ruling: decision.ruling, into: &output)
-        case .delay(let amount): hold(message, for: amount, ruling: decision.ruling, lane: lane, into: &output)
+        case .delay(let amount):
+            message.whole = complete
+            hold(message, for: amount, ruling: decision.ruling, lane: lane, into: &output)
         }
     }
 

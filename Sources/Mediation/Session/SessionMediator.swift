@@ -25,7 +25,8 @@ import NIOCore
 ///   ``isOverDelayBudget(_:)`` tells the shell to stop reading that direction's sender until
 ///   timers release enough (back-pressure, as an unwritable receiver causes). A message awaiting
 ///   its own later frames (a body rule) is not counted and does not stop reading, which it needs
-///   to complete: it is bounded by the decoder's message-size limit. Requests that passed but
+///   to complete: it is bounded by the decoder's message-size limit, and held once, in the
+///   decoder's assembly, which is what leaves if the rule lets it (``MediatedMessage/whole``). Requests that passed but
 ///   wait in the gate behind a delayed request count too, as long as the gate's first request
 ///   waits for its timer (``MediatedDirection/budgetedBytes``). The decoders assemble each
 ///   message whole (``bytesInProgress``) unless told otherwise: a message whose body the
@@ -243,7 +244,7 @@ public final class SessionMediator {
     private func route(_ message: MediatedMessage, flags: FrameFlags, chunk: ByteBuffer, wirePayload: ByteBuffer,
                        lane: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
         switch message.disposition {
-        case .forward where message.forwardedNumber != nil && message.held.isEmpty:
+        case .forward where message.forwardedNumber != nil && message.holdsNothing:
             if lane.isReencoding {
                 try lane.encodeFrame(number: message.forwardedNumber!, flags: flags, chunk: chunk,
                                      wirePayload: wirePayload, into: &output)
@@ -252,6 +253,11 @@ public final class SessionMediator {
                 lane.forwardedChecksum = lane.decoder.checksum
             }
         case .swallow, .replaced:
+            lane.switchToReencoding()
+            if flags.isCompressed { lane.breakDeflateStream() }
+        case .awaitingBody:
+            // Not copied: the decoder assembles the message for the body rule, and if the rule
+            // lets it go, it leaves framed anew from that (``MediatedMessage/whole``).
             lane.switchToReencoding()
             if flags.isCompressed { lane.breakDeflateStream() }
         default:
@@ -313,6 +319,11 @@ public final class SessionMediator {
         }
         switch message.disposition {
         case .forward:
+            if let whole = message.whole {
+                message.whole = nil
+                try lane.encodeMessage(number: number, type: message.type, flags: message.flags, properties: whole.properties,
+                                       body: whole.body, into: &output)
+            }
             let held = message.held
             message.held.removeAll()
             for frame in held {
@@ -330,7 +341,7 @@ public final class SessionMediator {
 
     /// Forgets a message once it is complete and nothing of it waits.
     func retireIfDone(_ message: MediatedMessage, lane: MediatedDirection) {
-        guard message.isComplete, message.held.isEmpty, !message.isDone else { return }
+        guard message.isComplete, message.holdsNothing, !message.isDone else { return }
         switch message.disposition {
         case .forward, .replaced:
             guard message.forwardedNumber != nil else { return }
