@@ -121,6 +121,37 @@ extension DelayBudgetTests {
         #expect(link.mediator.peakDelayedBytes(.clientToServer) >= 3 * body.utf8.count)
     }
 
+    @Test("a request its body rule lets through behind a delayed one waits in the gate, counted until it leaves")
+    func bodyRulePassedRequestsBehindADelayedOneAreCounted() throws {
+        var limits = MediationLimits()
+        limits.maxDelayedBytes = 32 * 1024
+        let link = MediatedLink(policy: ScriptedPolicy(
+            onHead: { head in
+                guard head.type == .request else { return .pass }
+                return head.profile == "slow" ? .delay(.milliseconds(300), rule: "slow")
+                    : head.profile == "rev" ? .awaitBody(rule: "look") : .pass
+            },
+            onBody: { _, _ in .pass }), limits: limits)
+        link.client.send(request: .request(profile: "slow", properties: ["seq": "1"], body: ByteBuffer(string: "tiny")))
+        try link.pump()
+        var random = SeededRandom(seed: 11)
+        for seq in 2...3 {
+            link.client.send(request: .request(profile: "rev", properties: ["seq": String(seq)],
+                                               body: ByteBuffer(bytes: random.bytes(20_000))))
+        }
+        try link.pump()
+        #expect(link.serverReceived.isEmpty)
+        #expect(link.mediator.gatedBytes(.clientToServer) >= 40_000, "both wait, whole, behind the delayed one")
+        #expect(link.mediator.isOverDelayBudget(.clientToServer), "so the client is not read on")
+
+        try link.fire(link.timers[0])
+        try link.pump()
+        #expect(link.mediator.gatedBytes(.clientToServer) == 0)
+        #expect(!link.mediator.isOverDelayBudget(.clientToServer))
+        #expect(link.serverReceived.map { $0.properties["seq"] } == ["1", "2", "3"])
+        #expect(link.serverReceived.dropFirst().map(\.body.readableBytes) == [20_000, 20_000])
+    }
+
     @Test("requests queued behind one awaiting its body do not stop reading: only more frames move the gate")
     func requestsBehindABodyRuleAreNotBudgeted() throws {
         var limits = MediationLimits()

@@ -73,6 +73,11 @@ extension SessionMediator {
         case .pass:
             message.whole = complete
             try forward(message, lane: lane, into: &output)
+            if message.whole != nil, message.isRequest {
+                // Passed, but behind a held request in the gate (§4.3): it waits there, counted.
+                message.gatedBytes += message.heldBytes
+                lane.chargeGated(message.heldBytes)
+            }
         case .deny(let error): try refuse(message, with: error, ruling: decision.ruling, lane: lane, other: other, into: &output)
         case .drop: try refuse(message, with: nil, ruling: decision.ruling, lane: lane, other: other, into: &output)
         case .answer(let properties, let body) where message.isRequest:

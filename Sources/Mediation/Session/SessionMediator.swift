@@ -26,9 +26,10 @@ import NIOCore
 ///   timers release enough (back-pressure, as an unwritable receiver causes). A message awaiting
 ///   its own later frames (a body rule) is not counted and does not stop reading, which it needs
 ///   to complete: it is bounded by the decoder's message-size limit, and held once, in the
-///   decoder's assembly, which is what leaves if the rule lets it (``MediatedMessage/whole``). Requests that passed but
-///   wait in the gate behind a delayed request count too, as long as the gate's first request
-///   waits for its timer (``MediatedDirection/budgetedBytes``). The decoders assemble each
+///   decoder's assembly, which is what leaves if the rule lets it (``MediatedMessage/whole``).
+///   Requests that passed but wait in the gate behind a delayed request count too (a body
+///   rule's as soon as it lets them), as long as the gate's first request waits for its timer
+///   (``MediatedDirection/budgetedBytes``). The decoders assemble each
 ///   message whole (``bytesInProgress``) unless told otherwise: a message whose body the
 ///   mediator takes frame by frame is reported in ``MediatorOutput/unreadBody``, and the shell,
 ///   if nothing of its own reads it, says so with ``stopKeepingBody(_:keepingFirst:)``.
