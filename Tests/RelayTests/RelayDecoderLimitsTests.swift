@@ -152,12 +152,15 @@ import WebView
         try await harness.shutdown()
     }
 
-    @Test func theWebViewKeepsItsPreviewOfABodyNobodyElseReads() async throws {
+    /// Passing through, or mediating with a policy that lets everything pass.
+    @Test(arguments: [false, true])
+    func theWebViewKeepsItsPreviewOfABodyNobodyElseReads(mediating: Bool) async throws {
         var limits = WebViewLimits.default
         limits.bodyPreviewBytes = 100
         let history = SessionHistory(limits: limits)
-        let harness = try await RelayHarness.start(observers: [HistoryObserver(history: history)],
-                                                   recording: [.sessions, .messages, .analysis])
+        let harness = try await RelayHarness.start(relay: { configuration in
+            if mediating { configuration.mediationPolicy = { _ in ClosurePolicy { _ in .pass } } }
+        }, observers: [HistoryObserver(history: history)], recording: [.sessions, .messages, .analysis])
         let client = try await harness.connected()
         let bulk = ByteBuffer(string: (0..<10_000).map { "row \($0);" }.joined())
         let reply = try await withTimeout { try await client.request(.request(profile: "bulk", body: bulk, compressed: true)) }
