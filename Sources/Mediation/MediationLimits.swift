@@ -11,8 +11,8 @@ public struct MediationLimits: Sendable {
     /// Deflate level of the relay's own deflater (§3.1).
     public var compressionLevel: Int32 = 6
     /// Most bytes one direction may hold waiting for a timer (messages delayed by `delay`,
-    /// `rateLimit`, `bandwidth`, `replyLatency`, ACK frames withheld, and requests that passed
-    /// but queue behind a delayed request) before the relay stops
+    /// `rateLimit`, `replyLatency`, frames a `bandwidth` link has not carried yet, ACK frames
+    /// withheld, and requests that passed but queue behind a delayed or paced request) before the relay stops
     /// reading from that direction's sender: 16 MiB. Reading resumes once timers have released
     /// enough to be back at or under it. The relay ACKs a re-encoded direction's sender itself, so
     /// without this bound a sender whose messages are delayed could make the relay hold without

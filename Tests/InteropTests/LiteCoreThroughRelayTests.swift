@@ -185,6 +185,45 @@ struct LiteCoreThroughRelayTests {
         try await harness.shutdown()
     }
 
+    /// A `bandwidth` rule paces the blob's 3 MB `getAttachment` replies frame by frame, both ways
+    /// (the gateway's to LiteCore on the pull, LiteCore's to the gateway on the push): each
+    /// arrives whole and checks out, and what the relay held for the link at once stayed near its
+    /// small delay budget instead of the whole blob.
+    @Test func aBlobThroughABandwidthRuleArrivesWholeWithLittleHeld() async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        let blob = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 11) }
+        let budget = 256 * 1024
+        let harness = try await InteropHarness.start(databases: ["db", "other"], seed: { database in
+            _ = try database.put("photo", body: ["title": .string("a picture")],
+                                 attachments: ["photo.png": Attachment(contentType: "image/png", data: blob)])
+        }, relay: { configuration in
+            configuration.mediationLimits.maxDelayedBytes = budget
+            configuration.policy = PolicyStore(document: try PolicyDocument(yaml: """
+                rules:
+                  - { name: thin, match: { type: reply, profile: getAttachment }, action: { bandwidth: 8MB } }
+                """))
+        })
+        let local = try cblite.database("local")
+        let pulled = try cblite.run(["pull", local, harness.url()])
+        #expect(pulled.status == 0, "\(pulled.output)")
+        #expect(cblite.blobCount(local) == 1, "LiteCore fetched the blob with getAttachment")
+        let pushed = try cblite.run(["push", local, harness.url("other")])
+        #expect(pushed.status == 0, "\(pushed.output)")
+        #expect(harness.databases[1].hasAttachment(digest: GatewayDatabase.attachmentDigest(of: blob)),
+                "the gateway fetched LiteCore's blob")
+        let paced = harness.events.verdicts.filter { $0.rule == "thin" }
+        #expect(paced.count == 2 && paced.allSatisfy { $0.action.hasPrefix("pace ") }, "\(paced.map(\.action))")
+        let summaries = harness.events.summaries
+        #expect(summaries.count == 2)
+        for summary in summaries {
+            let peak = summary.statistics.maxDelayedBytes.max() ?? 0
+            #expect(peak > 0 && peak <= budget + 4 * 64 * 1024 + 16 * 1024, "peak \(peak)")
+        }
+        #expect(harness.events.decodeErrors == 0)
+        try await harness.shutdown()
+    }
+
     @Test func aReadOnlyPolicyRefusesThePushAndLiteCoreSaysWhy() async throws {
         let cblite = try CBLite()
         defer { cblite.cleanUp() }

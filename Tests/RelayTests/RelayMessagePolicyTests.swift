@@ -1,5 +1,6 @@
 import BLIPCore
 import BLIPNIO
+import BLIPTestSupport
 import NIOCore
 import Policy
 import Testing
@@ -139,8 +140,8 @@ import Testing
         // The reply to `slow` was held (reported by the mediator as a delay of the reply).
         #expect(verdicts.contains { $0.rule == "slow-replies" && $0.action.hasPrefix("replyLatency") })
         #expect(verdicts.contains { $0.type.isReply && $0.number == 1 && $0.action.hasPrefix("delay") })
-        // `big` was held by its size ÷ rate.
-        #expect(verdicts.contains { $0.rule == "thin-pipe" && $0.action.hasPrefix("delay") })
+        // `big` was paced: each frame held for its size ÷ rate.
+        #expect(verdicts.contains { $0.rule == "thin-pipe" && $0.action.hasPrefix("pace") && $0.kind == .fault })
         // The upstream's ACKs of `bulk` were held on their way back to the client.
         #expect(verdicts.contains { $0.rule == "sticky-acks" && $0.action.hasPrefix("withholdAcks") })
         #expect(verdicts.contains { $0.action.hasPrefix("hold-ack") })
@@ -169,13 +170,53 @@ import Testing
         #expect(replies == [10_000, 10_000, 10_000])
         try await client.close()
         _ = try await harness.recorder.sessionClosed()
-        let holds = Self.verdicts(harness).filter { $0.rule == "thin-pipe" && $0.action.hasPrefix("delay ") }
-            .compactMap { Int($0.action.dropFirst("delay ".count).dropLast("ms".count)) }
+        let holds = Self.verdicts(harness).filter { $0.rule == "thin-pipe" && $0.action.hasPrefix("pace ") }
+            .compactMap { $0.delay.map { Int($0.nanoseconds / 1_000_000) } }
         try #require(holds.count == 3, "\(Self.verdicts(harness).map(\.action))")
-        // One transfer (10,000 body bytes and a few of properties at 20 KiB/s: 488 ms), then two,
-        // then three, each cut to whole milliseconds.
+        // Each request is one frame, so its first frame's hold is its whole: one transfer (10,000
+        // body bytes and a few of properties at 20 KiB/s: 488 ms), then two, then three, each cut
+        // to whole milliseconds.
         #expect((488...490).contains(holds[0]), "holds \(holds) ms")
         #expect(abs(holds[1] - 2 * holds[0]) <= 2 && abs(holds[2] - 3 * holds[0]) <= 2, "holds \(holds) ms")
+        try await harness.shutdown()
+    }
+
+    @Test("a 1 MiB request on a bandwidth rule crosses frame by frame: the relay holds what the link has not carried, never the whole message")
+    func bandwidthHoldsOnlyWhatTheLinkHasNotCarried() async throws {
+        let budget = 64 * 1024
+        let store = PolicyStore(document: try PolicyDocument(yaml: """
+            rules:
+              - name: thin-pipe
+                match: { from: client, profile: big }
+                action: { bandwidth: 8MB }
+            """))
+        let harness = try await RelayHarness.start(relay: {
+            $0.policy = store
+            $0.mediationLimits.maxDelayedBytes = budget
+        })
+        let client = try await harness.connected()
+        // 1 MiB in 64 frames of 16 KiB, written as fast as the socket takes them: the link (about
+        // 0.13 s) is far slower than loopback, so frames pile up in the relay until it stops
+        // reading the client.
+        var random = SeededRandom(seed: 18)
+        let payload = ByteBuffer(bytes: (0..<(1 << 20)).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+        let reply = try await withTimeout {
+            try await client.request(.request(profile: "big", properties: ["seq": "1"], body: payload, compressed: true))
+        }
+        #expect(reply.body == payload, "every frame's CRC and deflate byte checked by the upstream, echoed back")
+        let after = try await withTimeout { try await client.request(.request(profile: "echo", body: body("after"))) }
+        #expect(String(buffer: after.body) == "after")
+        try await client.close()
+        let summary = try await harness.recorder.sessionClosed()
+        #expect(summary.relayError == nil)
+        let verdicts = Self.verdicts(harness).filter { $0.rule == "thin-pipe" }
+        #expect(verdicts.count == 1 && verdicts[0].action.hasPrefix("pace ") && verdicts[0].action.contains("B/s, first frame"), "\(verdicts.map(\.action))")
+        // Held for the link at once: within the budget plus what one read batch brings in after it
+        // was reached (NIO's 4 socket reads of at most 64 KiB) and the rest of a frame. Held
+        // whole until its size ÷ rate was up, it would have been all 1 MiB.
+        let peak = summary.statistics.maxDelayedBytes[BLIPDirection.clientToServer.rawValue]
+        #expect(peak > 0)
+        #expect(peak <= budget + 4 * 64 * 1024 + 16 * 1024, "peak \(peak)")
         try await harness.shutdown()
     }
 

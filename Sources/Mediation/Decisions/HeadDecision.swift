@@ -17,6 +17,13 @@ public struct HeadDecision: Sendable {
         case delay(TimeAmount)
         /// Hold the message until it is complete, then ask ``MediationPolicy/decide(body:head:)``.
         case awaitBody
+        /// Carry the message as a link of this many bytes per second would: each frame is held for
+        /// its transfer time (``MediationPolicy/transferTime(of:travelling:bytesPerSecond:)``) and
+        /// leaves when it is through, in order, so the receiver sees the message arrive at that
+        /// rate and the relay holds only what the link has not carried yet (counted against
+        /// ``MediationLimits/maxDelayedBytes``, never the whole message). A request holds later
+        /// requests in its direction until its first frame has left (§4.3).
+        case pace(bytesPerSecond: Int)
     }
 
     public var action: Action
@@ -39,4 +46,7 @@ public struct HeadDecision: Sendable {
         HeadDecision(.delay(amount), rule: rule, rateLimited: rateLimited)
     }
     public static func awaitBody(rule: String? = nil) -> HeadDecision { HeadDecision(.awaitBody, rule: rule) }
+    public static func pace(bytesPerSecond: Int, rule: String? = nil, kind: VerdictKind? = nil) -> HeadDecision {
+        HeadDecision(.pace(bytesPerSecond: bytesPerSecond), rule: rule, kind: kind)
+    }
 }

@@ -16,8 +16,17 @@ public protocol MediationPolicy: AnyObject {
     /// deflate state, so it does not switch a direction to re-encoding; the acknowledged sender
     /// pauses once 128,000 of its bytes are unacknowledged (wire-format reference §5).
     func holdAck(_ ack: AckInfo, travelling direction: BLIPDirection) -> TimeAmount?
+    /// For a message the head decision paces (``HeadDecision/Action/pace(bytesPerSecond:)``): how
+    /// long to hold one of its frames, `bytes` long (its uncompressed payload), that arrives now.
+    /// A policy that models the link (the relay's `bandwidth` action) makes the frames of its
+    /// paced messages take turns; by default each frame waits only for its own transfer time.
+    func transferTime(of bytes: Int, travelling direction: BLIPDirection, bytesPerSecond: Int) -> TimeAmount
 }
 
 extension MediationPolicy {
     public func holdAck(_ ack: AckInfo, travelling direction: BLIPDirection) -> TimeAmount? { nil }
+
+    public func transferTime(of bytes: Int, travelling direction: BLIPDirection, bytesPerSecond: Int) -> TimeAmount {
+        .nanoseconds(Int64(Double(bytes) / Double(max(1, bytesPerSecond)) * 1e9))
+    }
 }

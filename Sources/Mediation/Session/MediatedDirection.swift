@@ -55,12 +55,15 @@ final class MediatedDirection {
     }
 
     /// What counts against ``MediationLimits/maxDelayedBytes``: the bytes held for timers, plus
-    /// the requests waiting behind them when the gate's first request waits for a timer. When
+    /// the requests waiting behind them when the gate's first request waits for a timer (a delay,
+    /// or the link of a paced request). When
     /// it waits for its own later frames instead (or nothing holds the gate), only reading on
     /// lets the gate move, so the requests behind it do not count.
     var budgetedBytes: Int {
-        guard let first = gate.first, case .delayed = first.disposition else { return delayedBytes }
-        return delayedBytes + gatedBytes
+        switch gate.first?.disposition {
+        case .delayed, .paced: delayedBytes + gatedBytes
+        default: delayedBytes
+        }
     }
 
     /// Switches to re-encoding for the rest of the session (idempotent).

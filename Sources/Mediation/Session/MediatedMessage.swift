@@ -10,6 +10,9 @@ final class MediatedMessage {
         case forward
         /// Held until the timer with this token fires.
         case delayed(UInt64)
+        /// Each frame held for its own transfer time on a link of this rate, then sent in order
+        /// (one timer per frame; ``dueFrames`` counts those whose timer fired and that wait to go).
+        case paced(bytesPerSecond: Int)
         /// Held until complete, then the policy sees the body.
         case awaitingBody
         /// Frames are dropped; at the last frame this reply (if any) goes back to the sender.
@@ -43,6 +46,11 @@ final class MediatedMessage {
     var gatedBytes = 0
     /// Set once its last frame has been sent (or it was swallowed whole).
     var isDone = false
+    /// A paced message: frames of ``held`` (from the first) whose transfer time is over.
+    var dueFrames = 0
+    /// A paced message whose pacing is still to be reported: who decided it (reported once, at
+    /// its first frame, with that frame's hold).
+    var paceRuling: Ruling?
 
     init(type: MessageType, number: MessageNumber, flags: FrameFlags) {
         self.type = type
@@ -58,7 +66,7 @@ final class MediatedMessage {
     var readsWholeBody: Bool {
         switch disposition {
         case .undecided, .awaitingBody, .rewriteReply: true
-        case .forward, .delayed, .swallow, .replaced: false
+        case .forward, .delayed, .paced, .swallow, .replaced: false
         }
     }
     /// Bytes of the chunks in ``held``, or of ``whole``'s properties and body.

@@ -10,6 +10,7 @@ extension SessionMediator {
         case .deny(let error): try refuse(message, with: error, ruling: decision.ruling, lane: lane, other: other, into: &output)
         case .drop: try refuse(message, with: nil, ruling: decision.ruling, lane: lane, other: other, into: &output)
         case .delay(let amount): hold(message, for: amount, ruling: decision.ruling, lane: lane, into: &output)
+        case .pace(let rate): pace(message, bytesPerSecond: rate, ruling: decision.ruling, lane: lane, into: &output)
         case .awaitBody:
             lane.switchToReencoding()
             // What arrived before the head is in the decoder's assembly too (route(_:) holds no more).
@@ -64,6 +65,34 @@ extension SessionMediator {
         lane.switchToReencoding()
         message.disposition = .delayed(armTimer(after: amount, for: message, lane: lane, into: &output))
         lane.chargeDelayed(message.heldBytes)  // later frames are charged as they are held
+    }
+
+    /// Paces the message on a link of `rate` bytes per second (the direction is re-encoded from
+    /// now on, if not yet): the frames that came before its properties were complete take the
+    /// link first, each later one as it arrives (``paceFrame(of:bytes:bytesPerSecond:lane:into:)``).
+    private func pace(_ message: MediatedMessage, bytesPerSecond rate: Int, ruling: Ruling, lane: MediatedDirection,
+                      into output: inout MediatorOutput) {
+        lane.switchToReencoding()
+        message.disposition = .paced(bytesPerSecond: rate)
+        message.paceRuling = ruling
+        for frame in message.held {
+            paceFrame(of: message, bytes: frame.chunk.readableBytes, bytesPerSecond: rate, lane: lane, into: &output)
+        }
+    }
+
+    /// One frame of a paced message, `bytes` long, is held: it leaves when its timer fires (after
+    /// the transfer time the policy gives it) and the frames before it have left. Charged as
+    /// held for a timer until then. The message's first frame reports the pacing.
+    func paceFrame(of message: MediatedMessage, bytes: Int, bytesPerSecond rate: Int, lane: MediatedDirection,
+                   into output: inout MediatorOutput) {
+        let hold = policy.transferTime(of: bytes, travelling: lane.direction, bytesPerSecond: rate)
+        _ = armTimer(after: hold, for: message, lane: lane, into: &output)
+        lane.chargeDelayed(bytes)
+        if let ruling = message.paceRuling {
+            message.paceRuling = nil
+            report(message, lane: lane, ruling: ruling, action: "pace \(rate) B/s, first frame \(Self.describe(hold))",
+                   kind: .delay, delay: hold, into: &output)
+        }
     }
 
     /// Carries out a body verdict on a complete message.

@@ -20,7 +20,8 @@ import NIOCore
 /// - An ERR for a denied request leaves only after the request's last frame arrived (LiteCore
 ///   registers the reply then, §4.4); a denied NoReply request vanishes.
 ///
-/// - Memory: per direction, what it holds for a timer (delayed messages, withheld ACK frames) is
+/// - Memory: per direction, what it holds for a timer (delayed messages, the frames of paced
+///   messages their link has not carried yet, withheld ACK frames) is
 ///   counted in ``delayedBytes(_:)``; above ``MediationLimits/maxDelayedBytes``
 ///   ``isOverDelayBudget(_:)`` tells the shell to stop reading that direction's sender until
 ///   timers release enough (back-pressure, as an unwritable receiver causes). A message awaiting
@@ -133,6 +134,12 @@ public final class SessionMediator {
         guard let (direction, key) = timers.removeValue(forKey: token),
               let message = lanes[direction.rawValue].messages[key] else { return output }
         let lane = lanes[direction.rawValue]
+        if case .paced = message.disposition {
+            // One of its frames is through the link: it leaves once the frames before it have.
+            message.dueFrames += 1
+            try release(message, lane: lane, into: &output)
+            return output
+        }
         // No longer waiting for a timer, whether or not the gate lets it leave now.
         if case .delayed = message.disposition {
             lane.chargeDelayed(-message.heldBytes)
@@ -269,6 +276,7 @@ public final class SessionMediator {
             message.held.append((flags, copy))
             switch message.disposition {
             case .delayed: lane.chargeDelayed(copy.readableBytes)
+            case .paced(let rate): paceFrame(of: message, bytes: copy.readableBytes, bytesPerSecond: rate, lane: lane, into: &output)
             case .forward where message.isRequest:
                 // Passed, but behind a held request in the gate.
                 message.gatedBytes += copy.readableBytes
@@ -280,9 +288,10 @@ public final class SessionMediator {
 
     // MARK: releasing
 
-    /// Lets a message go as far as its disposition allows: a request through the gate, a reply at once.
+    /// Lets a message go as far as its disposition allows: a request through the gate, a reply (or
+    /// a paced request already out of the gate) at once.
     func release(_ message: MediatedMessage, lane: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
-        if message.isRequest {
+        if message.isRequest && message.forwardedNumber == nil {
             try pumpGate(lane, into: &output)
         } else if message.forwardedNumber != nil {
             try flushHeld(message, lane: lane, into: &output)
@@ -295,18 +304,25 @@ public final class SessionMediator {
         while let first = lane.gate.first {
             switch first.disposition {
             case .forward, .replaced:
-                lane.gate.removeFirst()
-                let number = lane.numbers.assign(original: first.number, expectsReply: first.expectsReply,
-                                                 profile: first.head?.profile, replyRewrite: first.replyRewrite)
-                first.forwardedNumber = number
-                if first.expectsReply { other.decoder.expectReply(to: number) }
-                try flushHeld(first, lane: lane, into: &output)
+                try send(first)
+            case .paced where first.dueFrames > 0:
+                try send(first)  // its first frame is through the link
             case .swallow:
                 lane.gate.removeFirst()
                 retireIfDone(first, lane: lane)
             default:
                 return
             }
+        }
+
+        /// Numbers the gate's first request and sends what of it may go.
+        func send(_ first: MediatedMessage) throws(BLIPError) {
+            lane.gate.removeFirst()
+            let number = lane.numbers.assign(original: first.number, expectsReply: first.expectsReply,
+                                             profile: first.head?.profile, replyRewrite: first.replyRewrite)
+            first.forwardedNumber = number
+            if first.expectsReply { other.decoder.expectReply(to: number) }
+            try flushHeld(first, lane: lane, into: &output)
         }
     }
 
@@ -334,6 +350,16 @@ public final class SessionMediator {
             message.held.removeAll()
             try lane.encodeMessage(number: number, type: replacement.type, flags: replacement.flags,
                                    properties: replacement.properties, body: replacement.body, into: &output)
+        case .paced:
+            // The frames through the link, in the order they came; the rest wait for their timers.
+            let count = min(message.dueFrames, message.held.count)
+            message.dueFrames -= count
+            let due = message.held.prefix(count)
+            message.held.removeFirst(count)
+            for frame in due {
+                lane.chargeDelayed(-frame.chunk.readableBytes)
+                try lane.encodeFrame(number: number, flags: frame.flags, chunk: frame.chunk, wirePayload: nil, into: &output)
+            }
         default:
             return
         }
@@ -344,7 +370,7 @@ public final class SessionMediator {
     func retireIfDone(_ message: MediatedMessage, lane: MediatedDirection) {
         guard message.isComplete, message.holdsNothing, !message.isDone else { return }
         switch message.disposition {
-        case .forward, .replaced:
+        case .forward, .replaced, .paced:
             guard message.forwardedNumber != nil else { return }
         case .swallow:
             if message.isRequest && lane.gate.contains(where: { $0 === message }) { return }

@@ -10,8 +10,9 @@ import Replication
 /// applies to the next message) and turns its verdicts into head and body decisions.
 ///
 /// - `deny`, `errorReply`, `drop`, `delay`, `filterChanges` become mediator decisions directly.
-/// - `replyLatency` delays the reply to the matched request; `bandwidth` holds the message for its
-///   size ÷ rate after the matched messages before it in its direction (``BandwidthPipe``);
+/// - `replyLatency` delays the reply to the matched request; `bandwidth` paces the message (each
+///   frame held for its size ÷ rate after the matched frames before it in its direction,
+///   ``BandwidthPipe``), or, when a body rule holds it whole anyway, holds it for its whole size;
 ///   `withholdAcks` holds every ACK going back to the message's sender for the given time.
 /// - `close` ends the session with its code (1006: a TCP drop without CLOSE) through `closeSession`,
 ///   after the message is forwarded when the rule counts (`afterMessages`/`afterBytes`).
@@ -58,8 +59,6 @@ final class PolicyMediation: MediationPolicy {
         case evaluate(then: HeadDecision)
         /// Filter the changes list's entries whose document ID matches.
         case filterChanges(TextPattern, rule: String)
-        /// Hold by size ÷ rate.
-        case bandwidth(Int, rule: String)
         /// Learn the collection names.
         case collections
     }
@@ -94,7 +93,7 @@ final class PolicyMediation: MediationPolicy {
         let decision = apply(verdicts, head: head, key: key)
         guard verdicts.needsBody else { return decision }
         switch decision.action {
-        case .pass, .delay:
+        case .pass, .delay, .pace:
             pendingBody[key] = .evaluate(then: decision)
             return .awaitBody(rule: decision.rule)
         case .deny, .drop, .awaitBody:
@@ -112,10 +111,6 @@ final class PolicyMediation: MediationPolicy {
             return verdicts.isEmpty ? .pass : bodyDecision(apply(verdicts, head: head, key: key), message: message, head: head)
         case .filterChanges(let pattern, let rule):
             return ChangesFilter.decision(for: message, rule: rule) { !pattern.matches($0) }
-        case .bandwidth(let rate, let rule):
-            let bytes = message.properties.encodedSize + message.body.readableBytes
-            let hold = bandwidthPipes[head.direction.rawValue].hold(bytes: bytes, bytesPerSecond: rate, now: now)
-            return BodyDecision(.delay(hold), rule: rule)
         case .evaluate(let headDecision):
             var facts = facts(head, bodySize: message.body.readableBytes)
             facts.attachments = Self.attachments(of: message)
@@ -126,6 +121,11 @@ final class PolicyMediation: MediationPolicy {
         case nil:
             return .pass
         }
+    }
+
+    /// The `bandwidth` action's frames take turns on their direction's link.
+    func transferTime(of bytes: Int, travelling direction: BLIPDirection, bytesPerSecond: Int) -> TimeAmount {
+        bandwidthPipes[direction.rawValue].hold(bytes: bytes, bytesPerSecond: bytesPerSecond, now: now)
     }
 
     func holdAck(_ ack: AckInfo, travelling direction: BLIPDirection) -> TimeAmount? {
@@ -173,8 +173,7 @@ final class PolicyMediation: MediationPolicy {
                 report(event(head, verdict, action: "\(verdict.action)"))
             case .bandwidth(let rate):
                 if case .pass = decision.action {
-                    pendingBody[key] = .bandwidth(rate, rule: verdict.rule)
-                    decision = .awaitBody(rule: verdict.rule)
+                    decision = .pace(bytesPerSecond: rate, rule: verdict.rule, kind: .fault)
                 }
             case .close(let code, let reason, let afterForwarding):
                 report(event(head, verdict, action: "\(verdict.action)"))
@@ -192,8 +191,13 @@ final class PolicyMediation: MediationPolicy {
         case .deny(let reply): return BodyDecision(.deny(reply), rule: head.rule)
         case .drop: return BodyDecision(.drop, rule: head.rule)
         case .delay(let amount): return BodyDecision(.delay(amount), rule: head.rule)
+        case .pace(let rate):
+            // A body rule held the message whole: it takes the link for its whole size at once.
+            let bytes = message.properties.encodedSize + message.body.readableBytes
+            return BodyDecision(.delay(bandwidthPipes[mediated.direction.rawValue].hold(bytes: bytes, bytesPerSecond: rate, now: now)),
+                                ruling: head.ruling)
         case .awaitBody:
-            // filterChanges or bandwidth chosen with the body already here: decide now.
+            // filterChanges chosen with the body already here: decide now.
             return decide(body: message, head: mediated)
         }
     }
