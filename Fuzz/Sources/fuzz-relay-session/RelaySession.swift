@@ -8,7 +8,7 @@ import WebSocketWire
 /// A relay session fed by two hostile peers: the relay's sans-IO ``SessionCore`` takes bytes from
 /// the client and the upstream in reads the input cuts, read batches, writability, back-pressure,
 /// timers and closes, in pass-through, strict or policy-mediating mode (a policy that denies,
-/// delays and filters). Whatever it writes to a hop must be whole, valid WebSocket frames, masked
+/// delays, paces and filters). Whatever it writes to a hop must be whole, valid WebSocket frames, masked
 /// towards the upstream (checked by a scanner per hop). Needs `-enable-testing`.
 ///
 /// Input: a mode byte (bit 0: strict; bit 1: the policy; bit 2: no idle timeout; bit 3: the
@@ -90,7 +90,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// Denies a profile, delays another, filters changes, closes on a third: the mediator's paths.
+/// Denies a profile, delays another (and paces its replies), filters changes, closes on a third:
+/// the mediator's paths.
 private let policy: PolicyStore = {
     let yaml = """
         rules:
@@ -98,8 +99,11 @@ private let policy: PolicyStore = {
             match: { profile: secret }
             action: { deny: { domain: HTTP, code: 403, message: no } }
           - name: slow-echo
-            match: { profile: echo }
+            match: { type: request, profile: echo }
             action: { delay: 2ms }
+          - name: thin-pipe
+            match: { type: reply, profile: echo }
+            action: { bandwidth: 64KB }
           - name: no-drafts
             match: { profile: [rev, changes, proposeChanges], doc: "draft-*" }
             action: { deny: { domain: HTTP, code: 403, message: draft } }
