@@ -11,7 +11,8 @@ final class MediatedMessage {
         /// Held until the timer with this token fires.
         case delayed(UInt64)
         /// Each frame held for its own transfer time on a link of this rate, then sent in order
-        /// (one timer per frame; ``dueFrames`` counts those whose timer fired and that wait to go).
+        /// (``paceDue`` holds when each held frame is through; ``dueFrames`` counts those through
+        /// that wait to go; one timer at a time, for the next frame due).
         case paced(bytesPerSecond: Int)
         /// Held until complete, then the policy sees the body.
         case awaitingBody
@@ -48,6 +49,10 @@ final class MediatedMessage {
     var isDone = false
     /// A paced message: frames of ``held`` (from the first) whose transfer time is over.
     var dueFrames = 0
+    /// A paced message: when each later frame of ``held`` is through the link, in order.
+    var paceDue = CircularBuffer<NIODeadline>()
+    /// A paced message: a timer is armed for the first of ``paceDue``.
+    var paceTimerArmed = false
     /// A paced message whose pacing is still to be reported: who decided it (reported once, at
     /// its first frame, with that frame's hold).
     var paceRuling: Ruling?

@@ -80,18 +80,39 @@ extension SessionMediator {
         }
     }
 
-    /// One frame of a paced message, `bytes` long, is held: it leaves when its timer fires (after
-    /// the transfer time the policy gives it) and the frames before it have left. Charged as
-    /// held for a timer until then. The message's first frame reports the pacing.
+    /// One frame of a paced message, `bytes` long, is held: it leaves once the transfer time the
+    /// policy gives it is over and the frames before it have left. Charged as held for a timer
+    /// until then. The message's first frame reports the pacing.
     func paceFrame(of message: MediatedMessage, bytes: Int, bytesPerSecond rate: Int, lane: MediatedDirection,
                    into output: inout MediatorOutput) {
         let hold = policy.transferTime(of: bytes, travelling: lane.direction, bytesPerSecond: rate)
-        _ = armTimer(after: hold, for: message, lane: lane, into: &output)
+        message.paceDue.append(now + hold)
+        if !message.paceTimerArmed {
+            message.paceTimerArmed = true
+            _ = armTimer(after: hold, for: message, lane: lane, into: &output)
+        }
         lane.chargeDelayed(bytes)
         if let ruling = message.paceRuling {
             message.paceRuling = nil
             report(message, lane: lane, ruling: ruling, action: "pace \(rate) B/s, first frame \(Self.describe(hold))",
                    kind: .delay, delay: hold, into: &output)
+        }
+    }
+
+    /// A paced message's timer fired: the frames through the link by now (within
+    /// ``paceTolerance``) go, once the frames before them have; the timer is armed again for the
+    /// next frame due.
+    func paceTimerFired(for message: MediatedMessage, lane: MediatedDirection,
+                        into output: inout MediatorOutput) throws(BLIPError) {
+        message.paceTimerArmed = false
+        while let due = message.paceDue.first, due <= now + Self.paceTolerance {
+            message.paceDue.removeFirst()
+            message.dueFrames += 1
+        }
+        try release(message, lane: lane, into: &output)
+        if let next = message.paceDue.first {
+            message.paceTimerArmed = true
+            _ = armTimer(after: max(next - now, .zero), for: message, lane: lane, into: &output)
         }
     }
 

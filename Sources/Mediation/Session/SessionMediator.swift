@@ -45,6 +45,12 @@ public final class SessionMediator {
     private var heldAcks: [UInt64: (send: MediatedSend, chargedTo: BLIPDirection, bytes: Int)] = [:]
     private var nextToken: UInt64 = 0
     private let allocator = ByteBufferAllocator()
+    /// The time of the event being handled (``receive(_:travelling:now:)``, ``timerFired(_:now:)``).
+    var now: NIODeadline = .uptimeNanoseconds(0)
+
+    /// A paced frame due within this much after a timer leaves with it: one wake-up and one write
+    /// for what a fast link carries in that time, instead of one per frame.
+    static let paceTolerance = TimeAmount.milliseconds(1)
 
     public init(policy: any MediationPolicy, limits: MediationLimits = .default) {
         self.policy = policy
@@ -91,6 +97,7 @@ public final class SessionMediator {
                         now: NIODeadline = .now()) throws(BLIPError) -> MediatorOutput {
         let lane = lanes[direction.rawValue]
         let other = lanes[direction.reversed.rawValue]
+        self.now = now
         var output = MediatorOutput()
         var decoded = try lane.decoder.receive(bytes)
         switch decoded.outcome {
@@ -125,6 +132,7 @@ public final class SessionMediator {
 
     /// A timer from ``MediatorOutput/timers`` fired: the delayed message goes on.
     public func timerFired(_ token: UInt64, now: NIODeadline = .now()) throws(BLIPError) -> MediatorOutput {
+        self.now = now
         var output = MediatorOutput()
         if let ack = heldAcks.removeValue(forKey: token) {
             lanes[ack.chargedTo.rawValue].chargeDelayed(-ack.bytes)
@@ -135,9 +143,7 @@ public final class SessionMediator {
               let message = lanes[direction.rawValue].messages[key] else { return output }
         let lane = lanes[direction.rawValue]
         if case .paced = message.disposition {
-            // One of its frames is through the link: it leaves once the frames before it have.
-            message.dueFrames += 1
-            try release(message, lane: lane, into: &output)
+            try paceTimerFired(for: message, lane: lane, into: &output)
             return output
         }
         // No longer waiting for a timer, whether or not the gate lets it leave now.

@@ -6,6 +6,8 @@ import NIOCore
 final class ScriptedPolicy: MediationPolicy {
     var onHead: (MediatedHead) -> HeadDecision
     var onBody: (BLIPMessage, MediatedHead) -> BodyDecision
+    /// A paced frame's hold (bytes, direction, rate); nil: its own transfer time alone.
+    var onTransfer: ((Int, BLIPDirection, Int) -> TimeAmount)?
 
     init(onHead: @escaping (MediatedHead) -> HeadDecision = { _ in .pass },
          onBody: @escaping (BLIPMessage, MediatedHead) -> BodyDecision = { _, _ in .pass }) {
@@ -15,6 +17,9 @@ final class ScriptedPolicy: MediationPolicy {
 
     func decide(head: MediatedHead) -> HeadDecision { onHead(head) }
     func decide(body: BLIPMessage, head: MediatedHead) -> BodyDecision { onBody(body, head) }
+    func transferTime(of bytes: Int, travelling direction: BLIPDirection, bytesPerSecond: Int) -> TimeAmount {
+        onTransfer?(bytes, direction, bytesPerSecond) ?? .nanoseconds(Int64(bytes) * 1_000_000_000 / Int64(bytesPerSecond))
+    }
 
     /// Denies the client's requests with these numbers (as the client numbered them).
     static func denying(client numbers: Set<MessageNumber>, code: Int = 403) -> ScriptedPolicy {
@@ -46,7 +51,12 @@ final class MediatedLink {
     private(set) var clientReceived: [BLIPMessage] = []
     /// Every output the mediator gave, with the direction of the frame that caused it.
     private(set) var outputs: [(direction: BLIPDirection, output: MediatorOutput)] = []
+    /// Every timer the mediator armed, in order.
     private(set) var timers: [MediationTimer] = []
+    /// The timers not fired yet, with when each is due on the link's clock.
+    private(set) var armed: [(timer: MediationTimer, due: NIODeadline)] = []
+    /// The link's clock: it stands still but for ``fire(_:)``, which moves it to the timer's time.
+    private(set) var now = NIODeadline.uptimeNanoseconds(1_000_000_000)
     /// ACK frames each end received.
     private(set) var acksReceivedByClient = 0
     private(set) var acksReceivedByServer = 0
@@ -91,18 +101,35 @@ final class MediatedLink {
         }
     }
 
+    /// Fires `timer`: the link's clock moves on to when it is due (if it is not there yet).
     func fire(_ timer: MediationTimer) throws {
-        try deliver(try mediator.timerFired(timer.token), original: nil, from: nil)
+        if let index = armed.firstIndex(where: { $0.timer == timer }) {
+            now = max(now, armed[index].due)
+            armed.remove(at: index)
+        }
+        let output = try mediator.timerFired(timer.token, now: now)
+        arm(output.timers)
+        try deliver(output, original: nil, from: nil)
+    }
+
+    /// Fires the armed timers in the order they are due, those they arm included, until none is left.
+    func fireAll() throws {
+        while let next = armed.min(by: { $0.due < $1.due }) { try fire(next.timer) }
+    }
+
+    private func arm(_ new: [MediationTimer]) {
+        timers += new
+        armed += new.map { ($0, now + $0.delay) }
     }
 
     private func relay(_ bytes: ByteBuffer, _ direction: BLIPDirection) throws {
-        let output = try mediator.receive(bytes, travelling: direction)
+        let output = try mediator.receive(bytes, travelling: direction, now: now)
         if let unread = output.unreadBody, let preview = unreadBodyPreview {
             mediator.stopKeepingBody(unread, keepingFirst: preview)
         }
         peakBytesInProgress = max(peakBytesInProgress, mediator.bytesInProgress)
         outputs.append((direction, output))
-        timers += output.timers
+        arm(output.timers)
         try deliver(output, original: bytes, from: direction)
     }
 
