@@ -44,14 +44,7 @@ struct LiteCoreThroughRelayTests {
             _ = try database.put("photo", body: ["title": .string("a picture")],
                                  attachments: ["photo.png": Attachment(contentType: "image/png", data: blob)])
         })
-        let local = try cblite.database("local")
-        let pulled = try cblite.run(["pull", local, harness.url()])
-        #expect(pulled.status == 0, "\(pulled.output)")
-        #expect(cblite.blobCount(local) == 1, "LiteCore fetched the blob with getAttachment")
-        let pushed = try cblite.run(["push", local, harness.url("other")])
-        #expect(pushed.status == 0, "\(pushed.output)")
-        let digest = GatewayDatabase.attachmentDigest(of: blob)
-        #expect(harness.databases[1].hasAttachment(digest: digest), "the gateway fetched LiteCore's blob")
+        try pullThenPushBlob(blob, cblite: cblite, harness: harness)
         #expect(harness.events.decodeErrors == 0)
         try await harness.shutdown()
     }
@@ -91,6 +84,22 @@ struct LiteCoreThroughRelayTests {
     // MARK: mediating
 
     /// Runs a LiteCore pull through a relay with `policy`, from a gateway holding `count` documents.
+    /// LiteCore pulls the `photo` document and its `blob` from `db` and pushes them on to `other`,
+    /// both through the relay: the blob crosses as a `getAttachment` reply each way (the gateway's,
+    /// then LiteCore's), and each side ends with it whole.
+    private func pullThenPushBlob(_ blob: [UInt8], cblite: CBLite, harness: InteropHarness,
+                                  sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let local = try cblite.database("local")
+        let pulled = try cblite.run(["pull", local, harness.url()])
+        #expect(pulled.status == 0, "\(pulled.output)", sourceLocation: sourceLocation)
+        #expect(try cblite.documentIDs(local) == ["photo"], sourceLocation: sourceLocation)
+        #expect(cblite.blobCount(local) == 1, "LiteCore fetched the blob with getAttachment", sourceLocation: sourceLocation)
+        let pushed = try cblite.run(["push", local, harness.url("other")])
+        #expect(pushed.status == 0, "\(pushed.output)", sourceLocation: sourceLocation)
+        #expect(harness.databases[1].hasAttachment(digest: GatewayDatabase.attachmentDigest(of: blob)),
+                "the gateway fetched LiteCore's blob", sourceLocation: sourceLocation)
+    }
+
     private func pull(_ count: Int, policy yaml: String, clock: (@Sendable () -> UInt64)? = nil)
         async throws -> (result: CBLite.Result, ids: [String], harness: InteropHarness, cblite: CBLite) {
         let cblite = try CBLite()
@@ -164,15 +173,7 @@ struct LiteCoreThroughRelayTests {
                   - { name: wait, match: { type: request, profile: getAttachment }, action: { delay: 20ms } }
                 """))
         })
-        let local = try cblite.database("local")
-        let pulled = try cblite.run(["pull", local, harness.url()])
-        #expect(pulled.status == 0, "\(pulled.output)")
-        #expect(try cblite.documentIDs(local) == ["photo"])
-        #expect(cblite.blobCount(local) == 1, "LiteCore fetched the blob with getAttachment")
-        let pushed = try cblite.run(["push", local, harness.url("other")])
-        #expect(pushed.status == 0, "\(pushed.output)")
-        #expect(harness.databases[1].hasAttachment(digest: GatewayDatabase.attachmentDigest(of: blob)),
-                "the gateway fetched LiteCore's blob")
+        try pullThenPushBlob(blob, cblite: cblite, harness: harness)
         let verdicts = harness.events.verdicts.map(\.action)
         #expect(verdicts.contains("deny 403 + norev") && verdicts.filter { $0.hasPrefix("delay") }.count == 2, "\(verdicts)")
         let replies = harness.events.attachmentReplies
@@ -204,14 +205,7 @@ struct LiteCoreThroughRelayTests {
                   - { name: thin, match: { type: reply, profile: getAttachment }, action: { bandwidth: 8MB } }
                 """))
         })
-        let local = try cblite.database("local")
-        let pulled = try cblite.run(["pull", local, harness.url()])
-        #expect(pulled.status == 0, "\(pulled.output)")
-        #expect(cblite.blobCount(local) == 1, "LiteCore fetched the blob with getAttachment")
-        let pushed = try cblite.run(["push", local, harness.url("other")])
-        #expect(pushed.status == 0, "\(pushed.output)")
-        #expect(harness.databases[1].hasAttachment(digest: GatewayDatabase.attachmentDigest(of: blob)),
-                "the gateway fetched LiteCore's blob")
+        try pullThenPushBlob(blob, cblite: cblite, harness: harness)
         let paced = harness.events.verdicts.filter { $0.rule == "thin" }
         #expect(paced.count == 2 && paced.allSatisfy { $0.action.hasPrefix("pace ") }, "\(paced.map(\.action))")
         let summaries = harness.events.summaries

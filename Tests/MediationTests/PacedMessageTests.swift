@@ -12,12 +12,7 @@ import Testing
     static let rate = 100_000
     static let size = 100_000
 
-    static func bulk(seed: UInt64) -> ByteBuffer {
-        var random = SeededRandom(seed: seed)
-        var text = ""
-        while text.utf8.count < size { text += "p\(random.next() % 100_000)," }
-        return ByteBuffer(string: String(text.prefix(size)))
-    }
+    static func bulk(seed: UInt64) -> ByteBuffer { compressibleText(size, seed: seed, tag: "p") }
 
     /// One direction's link, as the relay's `bandwidth` action models it: the frames of paced
     /// messages take turns. (On the test link's standing clock every frame arrives at once, so

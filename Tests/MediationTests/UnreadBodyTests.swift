@@ -13,13 +13,7 @@ import Testing
     static let size = 100_000
     static let preview = 64
 
-    static func bulk(seed: UInt64) -> ByteBuffer {
-        var random = SeededRandom(seed: seed)
-        // Text that deflate shortens, with random bytes so every frame differs.
-        var text = ""
-        while text.utf8.count < size { text += "w\(random.next() % 100_000)," }
-        return ByteBuffer(string: String(text.prefix(size)))
-    }
+    static func bulk(seed: UInt64) -> ByteBuffer { compressibleText(size, seed: seed) }
 
     /// The messages the mediator gave observers, travelling `direction`.
     static func observed(_ link: MediatedLink, _ direction: BLIPDirection) -> [BLIPMessage] {

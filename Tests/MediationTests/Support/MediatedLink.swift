@@ -1,4 +1,5 @@
 import BLIPCore
+import BLIPTestSupport
 import Mediation
 import NIOCore
 
@@ -166,4 +167,12 @@ extension MediatedLink {
         client.send(request: .request(profile: profile, properties: ["seq": String(seq)], body: ByteBuffer(string: body),
                                       compressed: compressed, noReply: noReply))
     }
+}
+
+/// `size` bytes of text that deflate shortens, with random numbers so that every frame differs.
+func compressibleText(_ size: Int, seed: UInt64, tag: String = "w") -> ByteBuffer {
+    var random = SeededRandom(seed: seed)
+    var text = ""
+    while text.utf8.count < size { text += "\(tag)\(random.next() % 100_000)," }
+    return ByteBuffer(string: String(text.prefix(size)))
 }
