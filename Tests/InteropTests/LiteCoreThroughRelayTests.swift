@@ -83,7 +83,6 @@ struct LiteCoreThroughRelayTests {
 
     // MARK: mediating
 
-    /// Runs a LiteCore pull through a relay with `policy`, from a gateway holding `count` documents.
     /// LiteCore pulls the `photo` document and its `blob` from `db` and pushes them on to `other`,
     /// both through the relay: the blob crosses as a `getAttachment` reply each way (the gateway's,
     /// then LiteCore's), and each side ends with it whole.
@@ -100,6 +99,7 @@ struct LiteCoreThroughRelayTests {
                 "the gateway fetched LiteCore's blob", sourceLocation: sourceLocation)
     }
 
+    /// Runs a LiteCore pull through a relay with `policy`, from a gateway holding `count` documents.
     private func pull(_ count: Int, policy yaml: String, clock: (@Sendable () -> UInt64)? = nil)
         async throws -> (result: CBLite.Result, ids: [String], harness: InteropHarness, cblite: CBLite) {
         let cblite = try CBLite()

@@ -11,8 +11,8 @@ final class MediatedMessage {
         /// Held until the timer with this token fires.
         case delayed(UInt64)
         /// Each frame held for its own transfer time on a link of this rate, then sent in order
-        /// (``paceDue`` holds when each held frame is through; ``dueFrames`` counts those through
-        /// that wait to go; one timer at a time, for the next frame due).
+        /// (``paceDue`` holds when each held frame not yet through will be; one timer at a time,
+        /// armed while ``paceDue`` is not empty, for its first).
         case paced(bytesPerSecond: Int)
         /// Held until complete, then the policy sees the body.
         case awaitingBody
@@ -47,12 +47,9 @@ final class MediatedMessage {
     var gatedBytes = 0
     /// Set once its last frame has been sent (or it was swallowed whole).
     var isDone = false
-    /// A paced message: frames of ``held`` (from the first) whose transfer time is over.
-    var dueFrames = 0
-    /// A paced message: when each later frame of ``held`` is through the link, in order.
+    /// A paced message: when each frame of ``held`` that the link has not carried yet will have
+    /// been, in order (the last ``paceDue.count`` frames of ``held``).
     var paceDue = CircularBuffer<NIODeadline>()
-    /// A paced message: a timer is armed for the first of ``paceDue``.
-    var paceTimerArmed = false
     /// A paced message whose pacing is still to be reported: who decided it (reported once, at
     /// its first frame, with that frame's hold).
     var paceRuling: Ruling?
@@ -78,6 +75,8 @@ final class MediatedMessage {
     var heldBytes: Int {
         held.reduce(0) { $0 + $1.chunk.readableBytes } + (whole.map { $0.properties.encodedSize + $0.body.readableBytes } ?? 0)
     }
+    /// A paced message: the first frames of ``held`` that the link has carried, waiting to go.
+    var dueFrames: Int { held.count - paceDue.count }
     /// Nothing of it waits to be sent.
     var holdsNothing: Bool { held.isEmpty && whole == nil }
     /// Whether the receiver will answer what is forwarded: a replacement's own flags decide.

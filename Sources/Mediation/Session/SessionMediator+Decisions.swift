@@ -86,11 +86,9 @@ extension SessionMediator {
     func paceFrame(of message: MediatedMessage, bytes: Int, bytesPerSecond rate: Int, lane: MediatedDirection,
                    into output: inout MediatorOutput) {
         let hold = policy.transferTime(of: bytes, travelling: lane.direction, bytesPerSecond: rate)
+        // The message's timer is armed while frames wait for the link: for the first of them.
+        if message.paceDue.isEmpty { _ = armTimer(after: hold, for: message, lane: lane, into: &output) }
         message.paceDue.append(now + hold)
-        if !message.paceTimerArmed {
-            message.paceTimerArmed = true
-            _ = armTimer(after: hold, for: message, lane: lane, into: &output)
-        }
         lane.chargeDelayed(bytes)
         if let ruling = message.paceRuling {
             message.paceRuling = nil
@@ -104,14 +102,11 @@ extension SessionMediator {
     /// next frame due.
     func paceTimerFired(for message: MediatedMessage, lane: MediatedDirection,
                         into output: inout MediatorOutput) throws(BLIPError) {
-        message.paceTimerArmed = false
         while let due = message.paceDue.first, due <= now + Self.paceTolerance {
-            message.paceDue.removeFirst()
-            message.dueFrames += 1
+            message.paceDue.removeFirst()  // through the link: one more due frame
         }
         try release(message, lane: lane, into: &output)
         if let next = message.paceDue.first {
-            message.paceTimerArmed = true
             _ = armTimer(after: max(next - now, .zero), for: message, lane: lane, into: &output)
         }
     }

@@ -358,8 +358,7 @@ public final class SessionMediator {
                                    properties: replacement.properties, body: replacement.body, into: &output)
         case .paced:
             // The frames through the link, in the order they came; the rest wait for their timers.
-            let count = min(message.dueFrames, message.held.count)
-            message.dueFrames -= count
+            let count = message.dueFrames
             let due = message.held.prefix(count)
             message.held.removeFirst(count)
             for frame in due {

@@ -194,7 +194,7 @@ final class PolicyMediation: MediationPolicy {
         case .pace(let rate):
             // A body rule held the message whole: it takes the link for its whole size at once.
             let bytes = message.properties.encodedSize + message.body.readableBytes
-            return BodyDecision(.delay(bandwidthPipes[mediated.direction.rawValue].hold(bytes: bytes, bytesPerSecond: rate, now: now)),
+            return BodyDecision(.delay(transferTime(of: bytes, travelling: mediated.direction, bytesPerSecond: rate)),
                                 ruling: head.ruling)
         case .awaitBody:
             // filterChanges chosen with the body already here: decide now.
