@@ -209,6 +209,31 @@ struct AssemblyTests {
         #expect(try decoder.receive(sender.frame(9, .response, Self.stream([:], "ok"))).message != nil)
     }
 
+    @Test("requests registered far apart: the bound forgets the oldest at once, not by walking the gap")
+    func awaitedRepliesFarApart() throws {
+        var limits = BLIPLimits()
+        limits.maxAwaitedReplies = 2
+        let decoder = DirectionDecoder(limits: limits)
+        let sender = Sender()
+        let numbers: [MessageNumber] = [1, 1 << 40, 1 << 41]
+        for number in numbers { decoder.expectReply(to: number) }
+        // The third is one too many: #1 is forgotten, and the search for the next oldest must
+        // not step through the 2⁴⁰ numbers between them (it did, for hours).
+        #expect(decoder.forgottenReplies == 1)
+        guard case .ignored(let error) = try decoder.receive(sender.frame(1, .response, Self.stream([:], "late"))).outcome else {
+            return #expect(Bool(false), "the forgotten request's reply is ignored")
+        }
+        #expect(error.code == .replyWithoutRequest)
+        // Answering the oldest still awaited moves the search on to the next one, far above it.
+        #expect(try decoder.receive(sender.frame(1 << 40, .response, Self.stream([:], "a"))).message != nil)
+        decoder.expectReply(to: 1 << 42)
+        decoder.expectReply(to: 1 << 43)
+        #expect(decoder.forgottenReplies == 2, "#2⁴¹, the oldest left, is forgotten")
+        for number: MessageNumber in [1 << 42, 1 << 43] {
+            #expect(try decoder.receive(sender.frame(number, .response, Self.stream([:], "b"))).message != nil)
+        }
+    }
+
     @Test("many large messages started and never finished: the direction fails at its in-progress bounds")
     func inProgressBounds() throws {
         var limits = BLIPLimits()

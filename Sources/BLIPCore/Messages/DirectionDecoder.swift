@@ -104,8 +104,20 @@ public final class DirectionDecoder {
 
     /// Moves ``oldestAwaitedReply`` up past numbers no longer awaited (answered or forgotten), to
     /// the oldest still awaited or, with none left, to the highest registered.
+    ///
+    /// Numbers seen on the wire come one by one (§4.4), so the walk is a step or two. Numbers far
+    /// apart (a caller registering arbitrary ones) would make it as long as the gap: after as many
+    /// steps as the table holds, the oldest is read from the table instead, so one call costs at
+    /// most the table's size (``BLIPLimits/maxAwaitedReplies``) whatever the numbers.
     private func passAnsweredReplies() {
+        var steps = awaitingReplies.count
         while oldestAwaitedReply < highestAwaitedReply, !awaitingReplies.contains(oldestAwaitedReply) {
+            guard steps > 0 else {
+                // Nothing in the table is below the start, so its smallest key is the oldest.
+                oldestAwaitedReply = awaitingReplies.lazy.map(\.key).min() ?? highestAwaitedReply
+                return
+            }
+            steps -= 1
             oldestAwaitedReply += 1
         }
     }
