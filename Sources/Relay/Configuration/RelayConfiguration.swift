@@ -74,6 +74,13 @@ public struct RelayConfiguration: Sendable {
 
     public enum LogFormat: String, Sendable, CaseIterable {
         case text, json
+
+        /// The line (no newline) a ``LogLineSink`` writes in this format where it dropped `lines`
+        /// lines of `bytes` bytes because its reader fell more than `limit` bytes behind:
+        /// `event=log-dropped`.
+        public func logDroppedLine(lines: Int, bytes: Int, limit: Int) -> String {
+            LogLine(format: self, redactBodies: false, withBody: false).logDropped(lines: lines, bytes: bytes, limit: limit).finish()
+        }
     }
 
     // MARK: capture (GitHub issue 6)

@@ -75,6 +75,13 @@ struct LogLine {
                 ("profile", finding.profile.map { .text($0) } ?? .null), ("text", .text(finding.description))], time: time)
     }
 
+    /// Lines a log sink dropped because its reader fell behind by more than `limit` bytes (a
+    /// pipe nobody read, a stalled disk): written where they would have been.
+    func logDropped(lines: Int, bytes: Int, limit: Int) -> LineBuilder {
+        fields([("event", .text("log-dropped")), ("lines", .int(lines)), ("bytes", .int(bytes)), ("limit", .int(limit)),
+                ("reason", .text("the log's reader fell behind"))])
+    }
+
     func refused(_ refusal: HandshakeRefusal) -> LineBuilder {
         fields([("event", .text("refused")), ("client", .text(refusal.clientAddress)), ("target", .text(refusal.target)),
                 ("status", .int(Int(refusal.status.code))), ("reason", .text(refusal.reason))])

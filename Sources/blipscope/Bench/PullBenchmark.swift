@@ -26,7 +26,7 @@ struct PullBenchmark {
         var relayConfiguration = RelayConfiguration(upstream: .single(UpstreamURL(secure: false, host: "127.0.0.1", port: gateway.port)))
         relayConfiguration.listenPort = 0
         if let logFile { try? FileManager.default.removeItem(atPath: logFile) }
-        let sink = try logFile.map(LineLogHandler.Sink.appending)
+        let sink = try logFile.map { try LineLogHandler.Sink.appending(to: $0) }
         let logger = Logger(label: "bench.relay") { _ in
             sink.map { LineLogHandler(sink: $0, level: .info) as LogHandler } ?? SwiftLogNoOpLogHandler()
         }

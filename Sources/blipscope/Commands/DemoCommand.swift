@@ -45,7 +45,7 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let sink = try logFile.map(LineLogHandler.Sink.appending) ?? .standardOutput
+        let sink = try logFile.map { try LineLogHandler.Sink.appending(to: $0) } ?? .standardOutput()
         // Headings and the summary go in order with the log lines: through the same sink when the
         // log is text on standard output; a JSON log stays pure JSON lines (headings to stderr).
         let toStandardOutput = logFile == nil, text = logFormat == .text

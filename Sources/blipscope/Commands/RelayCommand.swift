@@ -58,6 +58,9 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: "Append the log to this file instead of standard output.")
     var logFile: String?
 
+    @Option(help: "KiB of log lines that may wait for a log reader that fell behind (a paused pager, a stalled disk); past it lines are dropped, counted in an event=log-dropped line, and traffic goes on.")
+    var logBacklogKib = LineLogHandler.Sink.defaultBacklogLimit / 1024
+
     @Flag(help: "Log document bodies as their size and hash only.")
     var redactBodies = false
 
@@ -145,7 +148,9 @@ struct RelayCommand: AsyncParsableCommand {
         let heapProfile = compactHeap ? .compact : heap
         let heapApplied = HeapTuning.apply(heapProfile)
         let configuration = try makeConfiguration()
-        let sink = try logFile.map(LineLogHandler.Sink.appending) ?? .standardOutput
+        let backlog = max(1, logBacklogKib) * 1024
+        let sink = try logFile.map { try LineLogHandler.Sink.appending(to: $0, format: logFormat, backlogLimit: backlog) }
+            ?? .standardOutput(format: logFormat, backlogLimit: backlog)
         let level = logLevel
         let logger = Logger(label: "blipscope.relay") { _ in LineLogHandler(sink: sink, level: level) }
         let group = configuration.makeEventLoopGroup()
@@ -174,7 +179,9 @@ struct RelayCommand: AsyncParsableCommand {
                                  logger: Logger(label: "blipscope.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
         try await serviceGroup.run()
         try await group.shutdownGracefully()
-        sink.flush()
+        if !sink.flush() {
+            FileHandleOutput.standardError("blipscope relay: the log's reader is not reading; its last lines are not written")
+        }
     }
 
     var webLimits: WebViewLimits {

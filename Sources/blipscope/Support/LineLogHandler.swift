@@ -6,48 +6,70 @@ import Relay
 /// A swift-log handler that writes each message as one line, as it is: the relay's observers
 /// already format their lines (text or JSON), so nothing is added but a newline.
 ///
-/// Lines are collected in memory and written in batches — when ``Sink/batchBytes`` have
+/// Lines are collected in memory and written in batches by one writer thread of the sink's own,
+/// never by the threads that log (the relay's event loops): when ``Sink/batchBytes`` have
 /// accumulated, every ``Sink/flushInterval`` (a line waits at most that long), and on
-/// ``Sink/flush()`` at shutdown — so a busy relay does not make one system call per message.
+/// ``Sink/flush(waitingAtMost:)`` — so a busy relay does not make one system call per message, and
+/// a log whose reader stops reading (standard output piped to a pager left paused, a stalled disk)
+/// cannot stop the relay's traffic. Lines wait for the writer up to ``Sink/backlogLimit`` bytes;
+/// past it they are dropped and counted, and the writer writes an `event=log-dropped` line where
+/// they would have been, as a packet capture reports packets it dropped.
 ///
 /// The handler is one reference to immutable ``State``: swift-log copies the handler out of its
 /// logger for every level check and every line, and such a copy only retains that reference.
 /// Setting the level or metadata replaces the state (value semantics, as swift-log asks).
 struct LineLogHandler: LogHandler {
     final class Sink: LogLineSink, @unchecked Sendable {
-        /// Bytes that trigger an immediate write.
+        /// Bytes that wake the writer at once.
         static let batchBytes = 64 * 1024
         /// The longest a line waits in memory.
         static let flushInterval = DispatchTimeInterval.milliseconds(200)
+        /// The default ``backlogLimit``: 8 MiB, about five seconds of a relay logging 10,000
+        /// messages a second.
+        static let defaultBacklogLimit = 8 << 20
+        /// The longest ``flush(waitingAtMost:)`` waits by default, at exit, for a reader that
+        /// stopped reading.
+        static let defaultFlushWait = DispatchTimeInterval.seconds(2)
 
+        /// Bytes of lines that may wait for the writer; a line that would go past is dropped. With
+        /// the batch being written, the sink holds at most twice this.
+        let backlogLimit: Int
         /// The lines and the file: the flush timer holds it, not the sink. (A `weak` reference to
         /// the sink would give it a side table, and every retain and release of it — one each per
         /// logged message — would take the runtime's slow path.)
         private let batch: Batch
         private let timer: DispatchSourceTimer
 
-        init(descriptor: Int32, ownsDescriptor: Bool) {
-            let batch = Batch(descriptor: descriptor, ownsDescriptor: ownsDescriptor)
+        /// `format` is what the `event=log-dropped` line is written in.
+        init(descriptor: Int32, ownsDescriptor: Bool, format: RelayConfiguration.LogFormat = .text,
+             backlogLimit: Int = Sink.defaultBacklogLimit) {
+            self.backlogLimit = max(backlogLimit, 1)
+            let batch = Batch(descriptor: descriptor, ownsDescriptor: ownsDescriptor, backlogLimit: self.backlogLimit) { lines, bytes, limit in
+                format.logDroppedLine(lines: lines, bytes: bytes, limit: limit)
+            }
             self.batch = batch
-            timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+            timer = DispatchSource.makeTimerSource(queue: batch.writer)
             timer.schedule(deadline: .now() + Self.flushInterval, repeating: Self.flushInterval)
-            timer.setEventHandler { batch.flush() }
+            timer.setEventHandler { batch.writeOut() }
             timer.resume()
         }
 
         deinit {
             timer.cancel()
-            batch.flush()
+            batch.flush(waitingAtMost: Self.defaultFlushWait)
         }
 
-        static let standardOutput = Sink(descriptor: STDOUT_FILENO, ownsDescriptor: false)
+        static func standardOutput(format: RelayConfiguration.LogFormat = .text, backlogLimit: Int = defaultBacklogLimit) -> Sink {
+            Sink(descriptor: STDOUT_FILENO, ownsDescriptor: false, format: format, backlogLimit: backlogLimit)
+        }
 
-        static func appending(to path: String) throws -> Sink {
+        static func appending(to path: String, format: RelayConfiguration.LogFormat = .text,
+                              backlogLimit: Int = defaultBacklogLimit) throws -> Sink {
             let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else {
                 throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
             }
-            return Sink(descriptor: descriptor, ownsDescriptor: true)
+            return Sink(descriptor: descriptor, ownsDescriptor: true, format: format, backlogLimit: backlogLimit)
         }
 
         func write(_ line: String) { batch.write(line) }
@@ -55,67 +77,100 @@ struct LineLogHandler: LogHandler {
         /// Lines as bytes, newlines included (the relay's ``LoggingObserver`` writes here).
         func write(lines: UnsafeRawBufferPointer) { batch.write(lines: lines) }
 
-        /// Writes everything collected so far.
-        func flush() { batch.flush() }
+        /// Writes everything collected so far and waits until it is written, at most `wait`;
+        /// false if the writer was still blocked then (its reader is not reading).
+        @discardableResult
+        func flush(waitingAtMost wait: DispatchTimeInterval = Sink.defaultFlushWait) -> Bool {
+            batch.flush(waitingAtMost: wait)
+        }
     }
 
-    /// A ``Sink``'s lines waiting in memory and the file they go to (closed when the last
-    /// holder, the sink or its timer, lets go).
+    /// A ``Sink``'s lines waiting in memory, the file they go to (closed when the last holder, the
+    /// sink or its timer, lets go) and the one thread that writes it.
     private final class Batch: @unchecked Sendable {
-        // The buffer is shared by every event loop thread: `lock` guards it; `writeLock` keeps
-        // batches in order while one is written outside the buffer lock.
+        /// Serial: the only thread that writes the file, so batches go out in order.
+        let writer = DispatchQueue(label: "blipscope.log-writer", qos: .utility)
+        // The buffer is shared by every event loop thread and the writer: `lock` guards it and
+        // the counts below, and is never held across a write.
         private let lock = NSLock()
-        private let writeLock = NSLock()
         /// Only touched under `lock`, so the runtime's exclusivity check is left out.
         @exclusivity(unchecked) private var pending: [UInt8] = []
+        /// Lines dropped, and their bytes, since the writer last took the pending lines.
+        @exclusivity(unchecked) private var droppedLines = 0
+        @exclusivity(unchecked) private var droppedBytes = 0
+        /// True from a full batch's wake-up of the writer until it takes the lines: a busy log
+        /// wakes it once per batch, not once per line.
+        @exclusivity(unchecked) private var writeOutQueued = false
         private let descriptor: Int32
         private let ownsDescriptor: Bool
+        private let backlogLimit: Int
+        private let droppedLine: @Sendable (_ lines: Int, _ bytes: Int, _ limit: Int) -> String
 
-        init(descriptor: Int32, ownsDescriptor: Bool) {
+        init(descriptor: Int32, ownsDescriptor: Bool, backlogLimit: Int,
+             droppedLine: @escaping @Sendable (_ lines: Int, _ bytes: Int, _ limit: Int) -> String) {
             self.descriptor = descriptor
             self.ownsDescriptor = ownsDescriptor
-            pending.reserveCapacity(Sink.batchBytes * 2)
+            self.backlogLimit = backlogLimit
+            self.droppedLine = droppedLine
+            pending.reserveCapacity(min(Sink.batchBytes * 2, backlogLimit))
         }
 
         deinit {
-            flush()
+            // Nothing else holds the batch, so nothing is queued on the writer: write here.
+            writeOut()
             if ownsDescriptor { close(descriptor) }
         }
 
         func write(_ line: String) {
-            lock.lock()
-            let full = Self.append(line, to: &pending)
-            lock.unlock()
-            if full { flush() }
+            var line = line
+            line.append("\n")
+            line.withUTF8 { write(lines: UnsafeRawBufferPointer($0)) }
         }
 
         func write(lines: UnsafeRawBufferPointer) {
             lock.lock()
+            guard pending.count + lines.count <= backlogLimit else {
+                droppedLines += Self.lineCount(lines)
+                droppedBytes += lines.count
+                lock.unlock()
+                return
+            }
             pending.append(contentsOf: lines)
-            let full = pending.count >= Sink.batchBytes
+            let wake = pending.count >= Sink.batchBytes && !writeOutQueued
+            if wake { writeOutQueued = true }
             lock.unlock()
-            if full { flush() }
+            if wake { writer.async { self.writeOut() } }
         }
 
-        /// Appends `line` and a newline; true once a batch is ready. Native strings (all on
-        /// Linux) are copied as one block, others byte by byte.
-        private static func append(_ line: String, to pending: inout [UInt8]) -> Bool {
-            let copied: Void? = line.utf8.withContiguousStorageIfAvailable { pending.append(contentsOf: $0) }
-            if copied == nil { pending.append(contentsOf: line.utf8) }
-            pending.append(0x0A)
-            return pending.count >= Sink.batchBytes
-        }
-
-        func flush() {
-            writeLock.lock()
-            defer { writeLock.unlock() }
+        /// On ``writer``: writes the lines collected so far, then the dropped-lines line if lines
+        /// were dropped since the last time (they came after those lines and before any later).
+        func writeOut() {
             lock.lock()
-            var batch: [UInt8] = []
-            swap(&batch, &pending)
-            pending.reserveCapacity(Sink.batchBytes * 2)
+            var lines: [UInt8] = []
+            swap(&lines, &pending)
+            if !lines.isEmpty { pending.reserveCapacity(min(Sink.batchBytes * 2, backlogLimit)) }
+            let dropped = (lines: droppedLines, bytes: droppedBytes)
+            droppedLines = 0
+            droppedBytes = 0
+            writeOutQueued = false
             lock.unlock()
+            write(lines)
+            if dropped.lines > 0 { write(Array((droppedLine(dropped.lines, dropped.bytes, backlogLimit) + "\n").utf8)) }
+        }
+
+        /// Has the writer write out what is collected; waits at most `wait` for it.
+        func flush(waitingAtMost wait: DispatchTimeInterval) -> Bool {
+            let written = DispatchSemaphore(value: 0)
+            writer.async {
+                self.writeOut()
+                written.signal()
+            }
+            return written.wait(timeout: .now() + wait) == .success
+        }
+
+        private func write(_ bytes: [UInt8]) {
             var offset = 0
-            batch.withUnsafeBytes { bytes in
+            bytes.withUnsafeBytes { bytes in
                 while offset < bytes.count {
                     let written = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
                     if written < 0 {
@@ -125,6 +180,12 @@ struct LineLogHandler: LogHandler {
                     offset += written
                 }
             }
+        }
+
+        private static func lineCount(_ lines: UnsafeRawBufferPointer) -> Int {
+            var count = 0
+            for byte in lines where byte == 0x0A { count += 1 }
+            return max(count, 1)
         }
     }
 
