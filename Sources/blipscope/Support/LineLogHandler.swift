@@ -11,7 +11,8 @@ import Relay
 /// accumulated, every ``Sink/flushInterval`` (a line waits at most that long), and on
 /// ``Sink/flush(waitingAtMost:)`` — so a busy relay does not make one system call per message, and
 /// a log whose reader stops reading (standard output piped to a pager left paused, a stalled disk)
-/// cannot stop the relay's traffic. Lines wait for the writer up to ``Sink/backlogLimit`` bytes;
+/// cannot stop the relay's traffic. Lines wait for the writer up to a backlog of bytes (the sink's
+/// `backlogLimit`, ``Sink/defaultBacklogLimit`` unless given);
 /// past it they are dropped and counted, and the writer writes an `event=log-dropped` line where
 /// they would have been, as a packet capture reports packets it dropped.
 ///
@@ -24,27 +25,25 @@ struct LineLogHandler: LogHandler {
         static let batchBytes = 64 * 1024
         /// The longest a line waits in memory.
         static let flushInterval = DispatchTimeInterval.milliseconds(200)
-        /// The default ``backlogLimit``: 8 MiB, about five seconds of a relay logging 10,000
-        /// messages a second.
+        /// The default backlog: 8 MiB, about five seconds of a relay logging 10,000 messages a
+        /// second.
         static let defaultBacklogLimit = 8 << 20
         /// The longest ``flush(waitingAtMost:)`` waits by default, at exit, for a reader that
         /// stopped reading.
         static let defaultFlushWait = DispatchTimeInterval.seconds(2)
 
-        /// Bytes of lines that may wait for the writer; a line that would go past is dropped. With
-        /// the batch being written, the sink holds at most twice this.
-        let backlogLimit: Int
         /// The lines and the file: the flush timer holds it, not the sink. (A `weak` reference to
         /// the sink would give it a side table, and every retain and release of it — one each per
         /// logged message — would take the runtime's slow path.)
         private let batch: Batch
         private let timer: DispatchSourceTimer
 
-        /// `format` is what the `event=log-dropped` line is written in.
+        /// `format` is what the `event=log-dropped` line is written in. `backlogLimit`: bytes of
+        /// lines that may wait for the writer; a line that would go past is dropped. With the batch
+        /// being written, the sink holds at most twice this.
         init(descriptor: Int32, ownsDescriptor: Bool, format: RelayConfiguration.LogFormat = .text,
              backlogLimit: Int = Sink.defaultBacklogLimit) {
-            self.backlogLimit = max(backlogLimit, 1)
-            let batch = Batch(descriptor: descriptor, ownsDescriptor: ownsDescriptor, backlogLimit: self.backlogLimit) { lines, bytes, limit in
+            let batch = Batch(descriptor: descriptor, ownsDescriptor: ownsDescriptor, backlogLimit: max(backlogLimit, 1)) { lines, bytes, limit in
                 format.logDroppedLine(lines: lines, bytes: bytes, limit: limit)
             }
             self.batch = batch
