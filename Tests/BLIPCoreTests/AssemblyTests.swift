@@ -169,24 +169,18 @@ struct AssemblyTests {
 
     @Test("a peer that never answers cannot grow the awaited-reply table: the oldest are forgotten, their late replies ignored")
     func awaitedRepliesAreBounded() throws {
-        var limits = BLIPLimits()
-        limits.maxAwaitedReplies = 4
-        let decoder = DirectionDecoder(limits: limits)
+        let decoder = Self.decoder(awaitingAtMost: 4)
         for number in 1...10 { decoder.expectReply(to: MessageNumber(number)) }
         #expect(decoder.forgottenReplies == 6)
         let sender = Sender()
-        let late = try decoder.receive(sender.frame(2, .response, Self.stream([:], "late")))
-        guard case .ignored(let error) = late.outcome else { return #expect(Bool(false), "a forgotten reply is ignored") }
-        #expect(error.code == .replyWithoutRequest)
+        try Self.expectIgnoredAsForgotten(2, by: decoder, from: sender)
         let kept = try decoder.receive(sender.frame(10, .response, Self.stream([:], "kept")))
         #expect(kept.message.map { String(buffer: $0.body) } == "kept")
     }
 
     @Test("past the bound the oldest request still awaited is forgotten, not one already answered")
     func theOldestUnansweredIsForgotten() throws {
-        var limits = BLIPLimits()
-        limits.maxAwaitedReplies = 4
-        let decoder = DirectionDecoder(limits: limits)
+        let decoder = Self.decoder(awaitingAtMost: 4)
         let sender = Sender()
         for number in 1...4 { decoder.expectReply(to: MessageNumber(number)) }
         for answered in [1, 3] as [MessageNumber] {
@@ -195,10 +189,7 @@ struct AssemblyTests {
         for number in 5...7 { decoder.expectReply(to: MessageNumber(number)) }
         // Awaited: 2, 4, 5, 6, 7 is one too many; 2 is the oldest of them.
         #expect(decoder.forgottenReplies == 1)
-        guard case .ignored(let error) = try decoder.receive(sender.frame(2, .response, Self.stream([:], "late"))).outcome else {
-            return #expect(Bool(false), "the forgotten request's reply is ignored")
-        }
-        #expect(error.code == .replyWithoutRequest)
+        try Self.expectIgnoredAsForgotten(2, by: decoder, from: sender)
         for number in 4...7 {
             let reply = try decoder.receive(sender.frame(MessageNumber(number), .response, Self.stream([:], "r\(number)")))
             #expect(reply.message.map { String(buffer: $0.body) } == "r\(number)", "#\(number) still awaited")
@@ -211,19 +202,14 @@ struct AssemblyTests {
 
     @Test("requests registered far apart: the bound forgets the oldest at once, not by walking the gap")
     func awaitedRepliesFarApart() throws {
-        var limits = BLIPLimits()
-        limits.maxAwaitedReplies = 2
-        let decoder = DirectionDecoder(limits: limits)
+        let decoder = Self.decoder(awaitingAtMost: 2)
         let sender = Sender()
         let numbers: [MessageNumber] = [1, 1 << 40, 1 << 41]
         for number in numbers { decoder.expectReply(to: number) }
         // The third is one too many: #1 is forgotten, and the search for the next oldest must
         // not step through the 2⁴⁰ numbers between them (it did, for hours).
         #expect(decoder.forgottenReplies == 1)
-        guard case .ignored(let error) = try decoder.receive(sender.frame(1, .response, Self.stream([:], "late"))).outcome else {
-            return #expect(Bool(false), "the forgotten request's reply is ignored")
-        }
-        #expect(error.code == .replyWithoutRequest)
+        try Self.expectIgnoredAsForgotten(1, by: decoder, from: sender)
         // Answering the oldest still awaited moves the search on to the next one, far above it.
         #expect(try decoder.receive(sender.frame(1 << 40, .response, Self.stream([:], "a"))).message != nil)
         decoder.expectReply(to: 1 << 42)
@@ -232,6 +218,24 @@ struct AssemblyTests {
         for number: MessageNumber in [1 << 42, 1 << 43] {
             #expect(try decoder.receive(sender.frame(number, .response, Self.stream([:], "b"))).message != nil)
         }
+    }
+
+    /// A decoder that awaits at most `count` replies (``BLIPLimits/maxAwaitedReplies``).
+    static func decoder(awaitingAtMost count: Int) -> DirectionDecoder {
+        var limits = BLIPLimits()
+        limits.maxAwaitedReplies = count
+        return DirectionDecoder(limits: limits)
+    }
+
+    /// A late reply to request `number`, whose wait was forgotten, is decoded and then ignored as
+    /// answering no pending request.
+    static func expectIgnoredAsForgotten(_ number: MessageNumber, by decoder: DirectionDecoder, from sender: Sender,
+                                         sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let late = try decoder.receive(sender.frame(number, .response, stream([:], "late")))
+        guard case .ignored(let error) = late.outcome else {
+            return #expect(Bool(false), "the forgotten request's reply #\(number) is ignored", sourceLocation: sourceLocation)
+        }
+        #expect(error.code == .replyWithoutRequest, sourceLocation: sourceLocation)
     }
 
     @Test("many large messages started and never finished: the direction fails at its in-progress bounds")

@@ -12,19 +12,12 @@ import Testing
     @Test("a BLIP session through the bare forwarder gets every echo, compressed or not, byte for byte")
     func forwarderCarriesABLIPSession() async throws {
         let peers = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        var upstreamConfiguration = BLIPWebSocketServer.Configuration()
-        upstreamConfiguration.onRequest = RelayHarness.echo
-        let upstream = try await BLIPWebSocketServer.start(upstreamConfiguration, group: peers)
+        let upstream = try await RelayHarness.echoUpstream(group: peers)
         let forwarder = try BlipscopeExecutable.start(["bench", "forward", "--upstream-port", "\(upstream.localAddress.port!)",
                                                       "--threads", "1"])
         let port = try await forwarder.announcedPort()
 
-        var client = BLIPWebSocketClient.Configuration()
-        client.port = port
-        client.subprotocols = ["BLIP_3+CBMobile_3"]
-        let frozen = client
-        let outcome = try await withTimeout { try await BLIPWebSocketClient.connect(frozen, group: peers) }
-        let connection = try #require(outcome.connection)
+        let connection = try await RelayHarness.client(to: port, group: peers)
         // Bodies large enough to take several reads and writes on each side.
         for (index, size) in [1, 300, 70_000, 1 << 20].enumerated() {
             let body = String(repeating: "{\"seq\":\(index)}", count: max(1, size / 10))

@@ -43,9 +43,7 @@ import Testing
         configuration.cpuAffinity = try CPUAffinity(parsing: String(cpu))
         let relayGroup = configuration.makeEventLoopGroup()
         let peers = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        var upstreamConfiguration = BLIPWebSocketServer.Configuration()
-        upstreamConfiguration.onRequest = RelayHarness.echo
-        let upstream = try await BLIPWebSocketServer.start(upstreamConfiguration, group: peers)
+        let upstream = try await RelayHarness.echoUpstream(group: peers)
         configuration.upstream = .single(UpstreamURL("ws://127.0.0.1:\(upstream.localAddress.port!)")!)
         configuration.listenPort = 0
         var logger = Logger(label: "relay-test")
@@ -55,12 +53,7 @@ import Testing
 
         let pinned = try await relayGroup.next().submit { Self.threadCPUs() }.get()
         #expect(pinned == String(cpu))
-        var client = BLIPWebSocketClient.Configuration()
-        client.port = address.port!
-        client.subprotocols = ["BLIP_3+CBMobile_3"]
-        let frozen = client
-        let outcome = try await withTimeout { try await BLIPWebSocketClient.connect(frozen, group: peers) }
-        let connection = try #require(outcome.connection)
+        let connection = try await RelayHarness.client(to: address.port!, group: peers)
         let reply = try await withTimeout {
             try await connection.request(.request(profile: "echo", body: ByteBuffer(string: "pinned"), compressed: true))
         }

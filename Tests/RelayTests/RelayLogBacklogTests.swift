@@ -13,9 +13,7 @@ import Testing
     @Test("with its standard output never read, the relay still carries a session of 3,000 round trips, and the log, once read, counts the lines it dropped")
     func aStalledLogReaderDoesNotStopTraffic() async throws {
         let peers = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        var upstreamConfiguration = BLIPWebSocketServer.Configuration()
-        upstreamConfiguration.onRequest = RelayHarness.echo
-        let upstream = try await BLIPWebSocketServer.start(upstreamConfiguration, group: peers)
+        let upstream = try await RelayHarness.echoUpstream(group: peers)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("log-backlog-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -33,11 +31,7 @@ import Testing
         defer { relay.kill() }
         let port = try await relay.announcedPort()
 
-        var client = BLIPWebSocketClient.Configuration()
-        client.port = port
-        client.subprotocols = ["BLIP_3+CBMobile_3"]
-        let frozen = client
-        let connection = try #require(try await withTimeout { try await BLIPWebSocketClient.connect(frozen, group: peers) }.connection)
+        let connection = try await RelayHarness.client(to: port, group: peers)
         // About 1 MB of message lines against a 64 KiB pipe and a 64 KiB backlog.
         let body = String(repeating: "{\"k\":\"v\"}", count: 30)
         let echoed = try await withTimeout(120) {

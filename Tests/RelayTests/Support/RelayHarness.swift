@@ -96,6 +96,25 @@ final class RelayHarness: Sendable {
                                  compressed: request.isCompressed))
     }
 
+    /// An echo upstream (``echo``) on `group`, for tests that run a relay of their own (another
+    /// process, another event loop group) in front of it.
+    static func echoUpstream(group: EventLoopGroup) async throws -> BLIPWebSocketServer {
+        var configuration = BLIPWebSocketServer.Configuration()
+        configuration.onRequest = echo
+        return try await BLIPWebSocketServer.start(configuration, group: group)
+    }
+
+    /// A BLIP client (`BLIP_3+CBMobile_3`) connected to a relay on loopback `port`.
+    static func client(to port: Int, group: EventLoopGroup) async throws -> BLIPConnection {
+        var configuration = BLIPWebSocketClient.Configuration()
+        configuration.port = port
+        configuration.subprotocols = ["BLIP_3+CBMobile_3"]
+        let frozen = configuration
+        let outcome = try await withTimeout { try await BLIPWebSocketClient.connect(frozen, group: group) }
+        guard let connection = outcome.connection else { throw TimeoutError() }
+        return connection
+    }
+
     static func start(upstream configureUpstream: (inout BLIPWebSocketServer.Configuration) -> Void = { _ in },
                       relay configureRelay: (inout RelayConfiguration) -> Void = { _ in },
                       clientTLS: BLIPClientTLS? = nil,
