@@ -147,6 +147,49 @@ struct CaptureRedactorTests {
         #expect(text.contains("the relay stopped decoding this direction"))
     }
 
+    /// One uncompressed `login` request whose `password` value a frame boundary cuts after
+    /// `bytesInFirstFrame` of its bytes; what the redacted capture decodes it to, and the wire.
+    static func passwordCut(_ password: String, afterBytes bytesInFirstFrame: Int, compressed: Bool = false) throws
+        -> (recorded: String, wire: [ByteBuffer], records: [CaptureRecord]) {
+        // Payload per frame: maxFrameSize − number and flags (2) − checksum (4). The value starts
+        // after the length varint, "Profile\0login\0" and "password\0".
+        let valueStart = 1 + 14 + 9
+        var limits = BLIPLimits.default
+        limits.maxFrameSize = valueStart + bytesInFirstFrame + 6
+        let pair = EndpointPair(limits: limits)
+        pair.client.send(request: .request(profile: "login", properties: ["password": password],
+                                           body: ByteBuffer(string: "{}"), compressed: compressed))
+        try pair.pump()
+        let records = Self.redacted(pair.wire)
+        let message = try #require(Self.decode(records)[.clientToServer]?.first)
+        return (try #require(message.properties["password"]), pair.wire.map(\.bytes), records)
+    }
+
+    @Test("a secret value a frame boundary cuts within its first ten bytes is all `*`, however long; ten bytes in its first frame get the marker")
+    func secretValueCutByAFrame() throws {
+        let short = try Self.passwordCut("pas5word", afterBytes: 3)
+        let firstPayload = short.wire[0].getSlice(at: 2, length: short.wire[0].readableBytes - 6)!
+        #expect(String(buffer: firstPayload).hasSuffix("password\0pas"), "the boundary falls three bytes into the value")
+        #expect(short.recorded == "********")
+
+        let long = try Self.passwordCut(Self.password, afterBytes: 3)
+        #expect(long.recorded == String(repeating: "*", count: Self.password.count),
+                "the first frame is recorded before the value's length is known: stars, not a cut marker")
+
+        let markerWhole = try Self.passwordCut(Self.password, afterBytes: 10)
+        #expect(markerWhole.recorded == "<redacted>" + String(repeating: "*", count: Self.password.count - 10))
+
+        let whole = try Self.passwordCut("pas5word", afterBytes: 40)
+        #expect(whole.recorded == "********", "a short value in one frame")
+
+        for cut in [short, long, markerWhole, whole] {
+            for case .frame(let frame) in cut.records {
+                #expect(!Self.contains(frame.bytes, "password\0pas") && !Self.contains(frame.bytes, "hunter"),
+                        "no byte of the value is kept")
+            }
+        }
+    }
+
     @Test("a session without secrets is recorded as it came, frame by frame")
     func noSecrets() throws {
         let pair = EndpointPair()

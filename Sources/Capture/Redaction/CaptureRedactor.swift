@@ -18,8 +18,9 @@ import NIOCore
 ///   anyway saves by handing over its reading (``DecodedChunk``). After a secret, see
 ///   ``DirectionRedactor``. A stream read from the relay's decoder cannot be split into legs
 ///   (its own inflater holds nothing): give readings only where the relay never re-encodes.
-/// - Values keep their length: `<redacted>` then `*` (a value shorter than that: all `*`). So a
-///   secret's length is still visible; its bytes are not.
+/// - Values keep their length: `<redacted>` then `*`; all `*` for a value shorter than that or
+///   one a frame cuts within its first ten bytes (``PropertyScanner``). So a secret's length is
+///   still visible; its bytes are not.
 /// - Frames that cannot be checked are withheld, with a ``CaptureRecord/note(time:text:)`` saying
 ///   so once per stream (``withheldFrames`` counts them). A connection joined mid-session
 ///   (``init(limits:joinedMidSession:)``) cannot be checked at all: its data frames are withheld.

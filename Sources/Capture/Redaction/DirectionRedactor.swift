@@ -171,14 +171,13 @@ final class DirectionRedactor {
         return .withheld(reason: failure)
     }
 
-    /// A copy of `chunk` with the secret runs masked (``PropertyScanner/maskByte(at:valueLength:)``).
+    /// A copy of `chunk` with the secret runs masked (``PropertyScanner/maskByte(at:mask:)``).
     static func mask(_ chunk: ByteBuffer, _ spans: [PropertyScanner.Span]) -> ByteBuffer {
         var copy = ByteBuffer()
         copy.writeImmutableBuffer(chunk)
         for span in spans {
             for position in span.range {
-                let byte = PropertyScanner.maskByte(at: span.valueOffset + position - span.range.lowerBound,
-                                                    valueLength: span.valueLength)
+                let byte = PropertyScanner.maskByte(at: span.valueOffset + position - span.range.lowerBound, mask: span.mask)
                 copy.setInteger(byte, at: copy.readerIndex + position)
             }
         }

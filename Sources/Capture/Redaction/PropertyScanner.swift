@@ -6,15 +6,29 @@ import BLIPCore
 ///
 /// The block is `uvarint(P)` then P bytes of `key\0value\0…` (§2.3); the scanner stops at its
 /// end (the body is never read). A key longer than ``maxKeyLength`` counts as secret.
+///
+/// How a secret value is masked is decided at the first chunk that holds any of its bytes, since
+/// no chunk is held for later: the marker (`<redacted>` then `*`) when that chunk holds at least
+/// the marker's length of the value, all `*` otherwise, which covers a value shorter than the
+/// marker and one whose first bytes a frame boundary splits. Either way every byte of the value
+/// is replaced and its length kept.
 struct PropertyScanner {
+    /// How a secret value's bytes are replaced.
+    enum Mask: Equatable {
+        /// `<redacted>` then `*`: the value's first chunk holds the whole marker.
+        case marker
+        /// Every byte `*`.
+        case stars
+    }
+
     /// A run of secret value bytes inside one chunk.
     struct Span: Equatable {
         /// Positions in the chunk.
         var range: Range<Int>
         /// Position of the run's first byte within its value.
         var valueOffset: Int
-        /// The value's whole length, when the value lies entirely in this chunk.
-        var valueLength: Int?
+        /// How the value is masked (the same for all its runs).
+        var mask: Mask
     }
 
     enum Failure: Error, Equatable {
@@ -35,6 +49,7 @@ struct PropertyScanner {
     private var key: [UInt8] = []
     private var secret = false
     private var valueOffset = 0
+    private var valueMask = Mask.marker
 
     init(maxPropertiesSize: Int) { self.maxPropertiesSize = maxPropertiesSize }
 
@@ -80,8 +95,8 @@ struct PropertyScanner {
                 let nul = (index..<end).first(where: { chunk[$0] == 0 })
                 let stop = nul ?? end
                 if secret, stop > index {
-                    let whole = valueOffset == 0 && nul != nil
-                    spans.append(Span(range: index..<stop, valueOffset: valueOffset, valueLength: whole ? stop - index : nil))
+                    if valueOffset == 0 { valueMask = stop - index < Self.marker.count ? .stars : .marker }
+                    spans.append(Span(range: index..<stop, valueOffset: valueOffset, mask: valueMask))
                 }
                 valueOffset += stop - index
                 remaining -= (nul.map { $0 + 1 } ?? end) - index
@@ -97,11 +112,13 @@ struct PropertyScanner {
         key.append(contentsOf: bytes.prefix(Self.maxKeyLength + 1 - key.count))
     }
 
-    /// What a secret value byte becomes: `<redacted>` then `*` for the rest, so the value keeps
-    /// its length (and the frame its shape); a value known to be shorter than the marker is all `*`.
-    static func maskByte(at offset: Int, valueLength: Int?) -> UInt8 {
-        if let valueLength, valueLength < marker.count { return star }
-        return offset < marker.count ? marker[offset] : star
+    /// What the secret value byte at `offset` becomes under `mask`; the value keeps its length
+    /// (and the frame its shape).
+    static func maskByte(at offset: Int, mask: Mask) -> UInt8 {
+        switch mask {
+        case .marker: return offset < marker.count ? marker[offset] : star
+        case .stars: return star
+        }
     }
 
     private static let marker = Array(PropertyRedaction.placeholder.utf8)
