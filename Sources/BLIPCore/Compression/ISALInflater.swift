@@ -8,7 +8,7 @@ import NIOCore
 /// history of a direction survives from frame to frame whatever happens to the output buffers.
 /// Its state is larger than zlib's (about 90 KiB against 45 KiB); a direction creates it at its
 /// first compressed frame.
-final class ISALInflater: RawInflater {
+final class ISALInflater: RawInflateCalls {
     private let state: UnsafeMutablePointer<inflate_state>
     /// What the last frame inflated to.
     private var lastOutput = 0
@@ -44,40 +44,18 @@ final class ISALInflater: RawInflater {
     }
 
     func inflateFrame(_ payload: ByteBuffer, into output: inout ByteBuffer, limit: Int) throws(BLIPError) -> Int {
-        let limit = max(0, limit)
         var produced = 0
-        var failure: BLIPError?
-        let count = payload.readableBytes
+        defer { lastOutput = produced }
         // Room for the whole frame in one call if it is like the one before (every call ends by
         // saving 32 KiB of history, so a second call for the same frame is not cheap).
-        let room = min(max(4096, 8 * count, lastOutput + 1024), rawInflateMaxOutputRoom)
-        defer { lastOutput = produced }
-        guard count <= rawInflateJoinedPayloadSize else {
-            payload.withUnsafeReadableBytes { input in
-                failure = feed(input, into: &output, room: room, produced: &produced, limit: limit)
-            }
-            if let failure { throw failure }
-            // The trailer only ends the empty stored block: it yields nothing, so it asks for no
-            // room (asking for more would grow, and copy, a buffer that is just full).
-            rawDeflateSyncTrailer.withUnsafeBytes { trailer in
-                failure = feed(trailer, into: &output, room: 64, produced: &produced, limit: limit)
-            }
-            if let failure { throw failure }
-            return produced
-        }
-        // Every isal_inflate call ends by saving 32 KiB of history: one call per frame, over
-        // the payload and the trailer joined.
-        failure = withTrailerJoined(to: payload) { joined in
-            feed(joined, into: &output, room: room, produced: &produced, limit: limit)
-        }
-        if let failure { throw failure }
+        let room = min(max(4096, 8 * payload.readableBytes, lastOutput + 1024), rawInflateMaxOutputRoom)
+        try inflatePayloadAndTrailer(payload, into: &output, room: room, produced: &produced, limit: max(0, limit))
         return produced
     }
 
-    /// Runs `isal_inflate` over `input`; returns the error, if any (closures over raw bytes cannot
-    /// throw a typed error).
-    /// `room` is the free space to ask of `output` per `isal_inflate` call.
-    private func feed(_ input: UnsafeRawBufferPointer, into output: inout ByteBuffer, room: Int,
+    /// Runs `isal_inflate` over `input` (``RawInflateCalls/feed(_:into:room:produced:limit:)``);
+    /// once a call fills its room, each next call asks for at least 16 KiB.
+    func feed(_ input: UnsafeRawBufferPointer, into output: inout ByteBuffer, room: Int,
                       produced: inout Int, limit: Int) -> BLIPError? {
         guard let base = input.baseAddress, input.count > 0 else { return nil }
         state.pointee.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))

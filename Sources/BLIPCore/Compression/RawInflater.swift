@@ -48,6 +48,44 @@ func withTrailerJoined<Result>(to payload: ByteBuffer, _ body: (UnsafeRawBufferP
     }
 }
 
+/// An inflater whose library takes raw input in calls: what a frame is made of (the payload and
+/// the sync trailer, joined or not) is decided once here, for every library.
+protocol RawInflateCalls: RawInflater {
+    /// Runs the library over `input`, appending to `output` and adding to `produced`; returns the
+    /// error, if any (closures over raw bytes cannot throw a typed error). `room`: the free space
+    /// the first call asks of `output`; never more than `limit` + 1 bytes produced in all.
+    func feed(_ input: UnsafeRawBufferPointer, into output: inout ByteBuffer, room: Int,
+              produced: inout Int, limit: Int) -> BLIPError?
+}
+
+extension RawInflateCalls {
+    /// Inflates `payload` and the sync trailer after it (§3.4), adding what they make to
+    /// `produced`. A payload of up to ``rawInflateJoinedPayloadSize`` goes in one call, joined
+    /// with the trailer; a larger one in its own calls, then the trailer, which only ends the
+    /// empty stored block and so asks for little room (a full room would grow, and copy, a
+    /// buffer the frame just filled).
+    @inline(__always)
+    func inflatePayloadAndTrailer(_ payload: ByteBuffer, into output: inout ByteBuffer, room: Int,
+                                  produced: inout Int, limit: Int) throws(BLIPError) {
+        var failure: BLIPError?
+        if payload.readableBytes <= rawInflateJoinedPayloadSize {
+            failure = withTrailerJoined(to: payload) { joined in
+                feed(joined, into: &output, room: room, produced: &produced, limit: limit)
+            }
+        } else {
+            payload.withUnsafeReadableBytes { input in
+                failure = feed(input, into: &output, room: room, produced: &produced, limit: limit)
+            }
+            if failure == nil {
+                failure = rawDeflateSyncTrailer.withUnsafeBytes { trailer in
+                    feed(trailer, into: &output, room: 64, produced: &produced, limit: limit)
+                }
+            }
+        }
+        if let failure { throw failure }
+    }
+}
+
 extension DecodeLibrary {
     /// A new inflate stream from this library.
     func makeRawInflater() throws(BLIPError) -> any RawInflater {

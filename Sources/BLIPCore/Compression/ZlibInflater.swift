@@ -3,7 +3,7 @@ import NIOCore
 
 /// A ``RawInflater`` over zlib's `inflate` (the reference implementation, kept for comparison:
 /// ``DecodeLibrary/zlib``).
-final class ZlibInflater: RawInflater {
+final class ZlibInflater: RawInflateCalls {
     private let stream: UnsafeMutablePointer<z_stream>
     /// What the last frame inflated to: the next one's first call asks for a little more room.
     private var lastOutput = 0
@@ -40,30 +40,11 @@ final class ZlibInflater: RawInflater {
     }
 
     func inflateFrame(_ payload: ByteBuffer, into output: inout ByteBuffer, limit: Int) throws(BLIPError) -> Int {
-        let limit = max(0, limit)
         var produced = 0
-        var failure: BLIPError?
         defer { lastOutput = produced }
-        let room = Self.firstRoom(compressed: payload.readableBytes, lastOutput: lastOutput)
-        if payload.readableBytes <= rawInflateJoinedPayloadSize {
-            // One inflate call over the payload and the trailer joined: a second one for the
-            // trailer alone went through zlib's state machine again (about 400 instructions).
-            failure = withTrailerJoined(to: payload) { joined in
-                feed(joined, into: &output, room: room, produced: &produced, limit: limit)
-            }
-            if let failure { throw failure }
-            return produced
-        }
-        payload.withUnsafeReadableBytes { input in
-            failure = feed(input, into: &output, room: room, produced: &produced, limit: limit)
-        }
-        if let failure { throw failure }
-        // The trailer only ends the empty stored block: it yields nothing, so it asks for little
-        // room (asking for a full room would grow, and copy, a buffer the frame just filled).
-        rawDeflateSyncTrailer.withUnsafeBytes { trailer in
-            failure = feed(trailer, into: &output, room: 64, produced: &produced, limit: limit)
-        }
-        if let failure { throw failure }
+        try inflatePayloadAndTrailer(payload, into: &output,
+                                     room: Self.firstRoom(compressed: payload.readableBytes, lastOutput: lastOutput),
+                                     produced: &produced, limit: max(0, limit))
         return produced
     }
 
@@ -76,10 +57,9 @@ final class ZlibInflater: RawInflater {
         return min(max(minimumRoom, expected + fastLoopRoom), rawInflateMaxOutputRoom)
     }
 
-    /// Runs inflate over `input`; returns the error, if any (closures over raw bytes cannot
-    /// throw a typed error). `room`: the free space to ask of `output` for the first call; once
-    /// a call fills it, each next call asks for at least 4 KiB.
-    private func feed(_ input: UnsafeRawBufferPointer, into output: inout ByteBuffer, room: Int,
+    /// Runs inflate over `input` (``RawInflateCalls/feed(_:into:room:produced:limit:)``); once a
+    /// call fills its room, each next call asks for at least 4 KiB.
+    func feed(_ input: UnsafeRawBufferPointer, into output: inout ByteBuffer, room: Int,
                       produced: inout Int, limit: Int) -> BLIPError? {
         guard input.count > 0 else { return nil }
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress!.assumingMemoryBound(to: Bytef.self))
