@@ -56,7 +56,7 @@ final class ISALInflater: RawInflateCalls {
     /// Runs `isal_inflate` over `input` (``RawInflateCalls/feed(_:into:room:produced:limit:)``);
     /// once a call fills its room, each next call asks for at least 16 KiB.
     func feed(_ input: UnsafeRawBufferPointer, into output: inout ByteBuffer, room: Int,
-                      produced: inout Int, limit: Int) -> BLIPError? {
+              produced: inout Int, limit: Int) -> BLIPError? {
         guard let base = input.baseAddress, input.count > 0 else { return nil }
         state.pointee.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
         state.pointee.avail_in = UInt32(input.count)

@@ -60,7 +60,7 @@ final class ZlibInflater: RawInflateCalls {
     /// Runs inflate over `input` (``RawInflateCalls/feed(_:into:room:produced:limit:)``); once a
     /// call fills its room, each next call asks for at least 4 KiB.
     func feed(_ input: UnsafeRawBufferPointer, into output: inout ByteBuffer, room: Int,
-                      produced: inout Int, limit: Int) -> BLIPError? {
+              produced: inout Int, limit: Int) -> BLIPError? {
         guard input.count > 0 else { return nil }
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress!.assumingMemoryBound(to: Bytef.self))
         stream.pointee.avail_in = uInt(input.count)
