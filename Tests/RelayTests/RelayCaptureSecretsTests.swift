@@ -195,6 +195,40 @@ import Testing
         }
     }
 
+    @Test("a password the client's small frames cut three bytes in is all `*` in the capture and the pcap; the echo, whole in one frame, gets the marker")
+    func secretCutByTheClientsFrames() async throws {
+        let directory = RelayCaptureTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let pcap = (directory as NSString).appendingPathComponent("relay.pcap")
+        let captures = (directory as NSString).appendingPathComponent("captures")
+        let harness = try await RelayHarness.start(relay: {
+            $0.captureDirectory = captures
+            $0.pcapPath = pcap
+        })
+        // Payload per frame: maxFrameSize − number and flags (2) − checksum (4). The value starts
+        // after the length varint, "Profile\0login\0" and "password\0": 24 bytes.
+        let client = try #require(try await harness.connect { $0.limits.maxFrameSize = 24 + 3 + 6 }.connection)
+        let password = "pw5-\(Self.marker)"
+        let reply = try await withTimeout {
+            try await client.request(.request(profile: "login", properties: ["password": password], body: body("{}")))
+        }
+        #expect(reply.properties["password"] == password, "the peers get what was sent")
+        try await client.close()
+        _ = try await harness.recorder.sessionClosed()
+        try await harness.shutdown()
+
+        let path = try #require(try RelayCaptureTests.files(in: captures).first)
+        let captured = try Self.captureFrames(path)
+        let firstRequestFrame = try #require(captured.first { $0.0 == .clientToServer }?.1)
+        #expect(String(buffer: firstRequestFrame).contains("password\0***"), "the first frame ends three bytes into the value")
+        for frames in [captured, Self.pcapFrames(try #require(importConnections(fromPcapAt: pcap).first))] {
+            let properties = try Self.decodedProperties(frames)
+            #expect(properties[.clientToServer]?.first?["password"] == String(repeating: "*", count: password.utf8.count))
+            #expect(properties[.serverToClient]?.first?["password"] == "<redacted>" + String(repeating: "*", count: password.utf8.count - 10))
+        }
+        #expect(try !Self.text(of: path).contains(Self.marker) && !Self.text(of: pcap).contains("pw5-"))
+    }
+
     @Test func captureSecretsKeepsThePropertiesButNotTheHandshakeHeaders() async throws {
         let run = try await Self.run(captureSecrets: true)
         defer { try? FileManager.default.removeItem(atPath: run.directory) }
