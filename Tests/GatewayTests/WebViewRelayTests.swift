@@ -176,6 +176,32 @@ import WebView
         }
     }
 
+    /// A document too big for one frame and too random to deflate much: its `rev` crosses in many
+    /// frames, and the replicator ACKs each 50,000 bytes of it as they arrive.
+    @Test func aLargeRevListsItsFramesAndTheAcksItsReceiverSent() async throws {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let noise = String((0..<300_000).map { _ -> Character in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Character(UnicodeScalar(UInt8(97 + (state >> 33) % 26)))
+        })
+        try await withWebRelay(seed: { try $0.put("big", body: ["name": .string(noise)]) }) { web in
+            let local = GatewayDatabase(name: "local")
+            _ = try await web.relayed.replicator(.pull, into: local).run()
+            await web.relayed.recorder.waitForClosedSessions(1)
+            let id = try #require(web.history.recordings().first?.description.id)
+            let revs = try #require(try await web.json("/api/sessions/\(id)/messages?profile=rev")["rows"] as? [[String: Any]])
+            let big = try #require(revs.first { ($0["docs"] as? [String])?.contains("big") == true && $0["ty"] as? String == "MSG" })
+            let detail = try await web.json("/api/sessions/\(id)/messages/\(try #require(big["i"] as? Int))")
+            let frames = try #require(detail["frameList"] as? [[String: Any]])
+            #expect(frames.count >= 300_000 / (16 * 1024), "every frame of the rev, the last one too")
+            let acks = try #require(detail["ackList"] as? [[String: Any]])
+            #expect(acks.count >= 2 && detail["acks"] as? Int == acks.count)
+            #expect(acks.allSatisfy { $0["from"] as? Int == 0 }, "sent by the client, the rev's receiver")
+            let counts = acks.compactMap { $0["bytes"] as? Int }
+            #expect(counts == counts.sorted() && counts.first! >= 50_000, "running totals, each past the threshold")
+        }
+    }
+
     @Test func aCheckpointLoopIsAFindingThatCitesItsMessage() async throws {
         try await withWebRelay { web in
             try await web.provokeCheckpointLoop()

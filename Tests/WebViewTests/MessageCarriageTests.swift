@@ -146,6 +146,28 @@ struct MessageCarriageTests {
         #expect(acks[1]["bytes"] as? Int == 99_999)
     }
 
+    @Test("an ACK after its message's last frame finds it 999 records later by its number alone; one naming a small one-frame message, no reply, or a message past the newest 1,024 records is dropped")
+    func lateAcksByNumber() throws {
+        let script = SessionScript()
+        _ = try pass(bigRev(4_000), through: script)  // request 1, several frames: seq 0
+        for number in MessageNumber(2)...1_000 { script.client(request("changes", number, [("since", "\(number)")])) }
+        let ack = { (type: MessageType, number: MessageNumber, from: BLIPDirection) in
+            script.history.ack(sessionID: script.id, AckInfo(type: type, number: number, bytes: 50_000), from: from, time: script.time)
+        }
+        ack(.ackRequest, 1, .serverToClient)
+        #expect(try detail(script)["acks"] as? Int == 1)
+
+        ack(.ackRequest, 500, .serverToClient)
+        let small = try #require(script.recording.record(seq: 499))
+        #expect(small.number == 500 && small.carriage == nil, "a 30-byte request in one frame is never ACKed")
+        ack(.ackResponse, 1, .clientToServer)
+        #expect(try detail(script)["acks"] as? Int == 1, "request 1 has no reply to ACK")
+
+        for number in MessageNumber(1_001)...1_100 { script.client(request("changes", number, [("since", "\(number)")])) }
+        ack(.ackRequest, 1, .serverToClient)
+        #expect(try detail(script)["acks"] as? Int == 1, "1,099 records later: past the window, dropped")
+    }
+
     @Test("a message whole in one frame is its own single frame; nothing is kept for it but its record")
     func singleFrame() throws {
         let script = SessionScript()

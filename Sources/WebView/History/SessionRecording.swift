@@ -15,6 +15,11 @@ public final class SessionRecording: Sendable {
     let limits: WebViewLimits
     private let state: NIOLockedValueBox<State>
 
+    /// A message of one frame smaller than this is never ACKed: LiteCore ACKs once 50,000 bytes of
+    /// a message are unacknowledged, go-blip at multiples of 50,000 bytes of its non-final frames
+    /// (wire-format reference §5), far above it.
+    static let ackableBytes = 4 * 1024
+
     struct PendingKey: Hashable {
         var direction: Int
         var number: MessageNumber
@@ -44,6 +49,13 @@ public final class SessionRecording: Sendable {
         /// Frames and ACKs of messages still arriving, attached when they complete; at most
         /// ``WebViewLimits/maxMessagesInProgress`` (beyond it the table is cleared).
         var inProgress: [AckKey: MessageCarriage] = [:]
+        /// Records an ACK may still name after their last frame, by key: the record's seq. Only
+        /// messages of more than one frame or at least ``SessionRecording/ackableBytes`` on the
+        /// wire (a receiver ACKs after it took tens of KB of a message), so this costs nothing per
+        /// small message, and an ACK for any other message is bogus and costs one lookup. At most
+        /// twice ``WebViewLimits/maxMessagesInProgress``: past it, entries for records older than
+        /// the newest that many are dropped.
+        var ackable: [AckKey: Int] = [:]
         var closeReason: String?
         var endTime: Double?
     }
@@ -106,6 +118,15 @@ public final class SessionRecording: Sendable {
             let ackKey = AckKey(direction: direction.rawValue, isRequest: message.type == .request, number: message.number)
             if !state.inProgress.isEmpty, let carriage = state.inProgress.removeValue(forKey: ackKey) {
                 record.carriage = carriage
+            }
+            if message.frameCount > 1 || message.wirePayloadBytes >= Self.ackableBytes {
+                let window = limits.maxMessagesInProgress
+                if state.ackable.count >= 2 * window {
+                    // Halves the table at least, so the sweep costs a constant per entry.
+                    let oldest = seq - window
+                    state.ackable = state.ackable.filter { $0.value > oldest }
+                }
+                state.ackable[ackKey] = seq
             }
             record.analysisBytes = keptReadingBytes
             state.analysisBytes += keptReadingBytes
@@ -175,7 +196,8 @@ public final class SessionRecording: Sendable {
 
     /// An ACK sent `from` one side for a message of the other: attached to the message while it
     /// arrives, or to its record when it already arrived (an ACK for the last frames comes after
-    /// them; the newest ``WebViewLimits/maxMessagesInProgress`` records are searched).
+    /// them) and is among the newest ``WebViewLimits/maxMessagesInProgress`` records. One table
+    /// lookup either way, whatever number the ACK names.
     func ack(_ ack: AckInfo, from direction: BLIPDirection, time: Double = .nan) {
         let messageDirection = direction.reversed
         let key = AckKey(direction: messageDirection.rawValue, isRequest: ack.type == .ackRequest, number: ack.number)
@@ -186,27 +208,17 @@ public final class SessionRecording: Sendable {
                 state.inProgress[key]!.add(ack: mark, limit: limit)
                 return
             }
-            let capacity = limits.maxMessagesPerSession
-            let type: MessageType = ack.type == .ackRequest ? .request : .response
-            var seq = state.total - 1
+            // Otherwise an ACK for a message the relay has not seen (or too long ago): a receiver
+            // ACKs only frames that came through the relay, and they were recorded first, so it
+            // is bogus; dropped, so a peer cannot fill the in-progress table with it and wipe real
+            // messages' frames.
             let oldest = max(state.total - state.ring.count, state.total - limits.maxMessagesInProgress)
-            while seq >= oldest {
-                let slot = seq % capacity
-                // Fields read in place: copying each record out would retain and release its
-                // references (analysis, strings, buffers) for every record passed over.
-                let recordType = state.ring[slot].type
-                if state.ring[slot].number == ack.number, state.ring[slot].direction == messageDirection,
-                   recordType == type || (type == .response && recordType == .error) {
-                    var carriage = state.ring[slot].carriage ?? MessageCarriage()
-                    carriage.add(ack: mark, limit: limit)
-                    state.ring[slot].carriage = carriage
-                    return
-                }
-                seq -= 1
-            }
-            // An ACK for a message the relay has not seen: a receiver ACKs only frames that came
-            // through the relay, and they were recorded first, so it is bogus; dropped, so a peer
-            // cannot fill the in-progress table with it and wipe real messages' frames.
+            guard let seq = state.ackable[key], seq >= oldest else { return }
+            let slot = seq % limits.maxMessagesPerSession
+            guard state.ring[slot].seq == seq else { return }
+            var carriage = state.ring[slot].carriage ?? MessageCarriage()
+            carriage.add(ack: mark, limit: limit)
+            state.ring[slot].carriage = carriage
         }
     }
 
@@ -216,6 +228,7 @@ public final class SessionRecording: Sendable {
             state.endTime = time
             state.pending.removeAll()
             state.inProgress.removeAll()
+            state.ackable.removeAll()
         }
     }
 
