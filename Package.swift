@@ -230,7 +230,7 @@ let package = Package(
         .testTarget(
             name: "InteropTests",
             dependencies: [
-                "Gateway", "Relay", "Replay", "Policy", "Capture", "BLIPNIO", "BLIPCore", "Replication", "BLIPTestSupport",
+                "Gateway", "Relay", "Replay", "Policy", "Capture", "BLIPNIO", "BLIPCore", "Replication", "BLIPTestSupport", "WebView",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

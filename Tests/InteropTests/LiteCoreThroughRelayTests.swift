@@ -1,5 +1,6 @@
 import BLIPCore
 import BLIPNIO
+import NIOConcurrencyHelpers
 import NIOPosix
 import Replay
 import Foundation
@@ -8,6 +9,7 @@ import Policy
 import Relay
 import Replication
 import Testing
+import WebView
 
 /// Couchbase Lite's own engine (the `cblite` tool, LiteCore 3.1) replicating with the embedded
 /// gateway through the relay. Opt-in: set `BLIPSCOPE_CBLITE` to the tool's path. Every scenario
@@ -263,6 +265,50 @@ struct LiteCoreThroughRelayTests {
         #expect(harness.events.decodeErrors == 0)
         try await harness.shutdown()
     }
+
+    /// LiteCore ACKs a large rev each time 50,000 of its bytes are unacknowledged. The relay
+    /// inspects what it forwarded in batches, so an ACK can reach the web view after the rev's
+    /// record is made; it is then found by its number among the finished records. Every ACK
+    /// LiteCore sent is on the rev (with that lookup broken, the last was lost in one run of three).
+    @Test func theWebViewKeepsEveryAckLiteCoreSendsForALargeRev() async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let noise = String((0..<400_000).map { _ -> Character in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Character(UnicodeScalar(UInt8(97 + (state >> 33) % 26)))
+        })
+        let history = SessionHistory(limits: .default)
+        let acks = AckTally()
+        let harness = try await InteropHarness.start(seed: { try $0.put("big", body: ["name": .string(noise)]) },
+                                                     observers: [HistoryObserver(history: history), acks])
+        let pulled = try cblite.run(["pull", try cblite.database("copy"), harness.url()])
+        #expect(pulled.status == 0, "\(pulled.output)")
+        try await harness.shutdown()  // every session closed, every event seen
+
+        let recording = try #require(history.recordings().first)
+        let rev = try #require(recording.records(from: 0, limit: 10_000).first {
+            $0.direction == .serverToClient && $0.type == .request && $0.profile == "rev"
+        })
+        let carriage = try #require(rev.carriage)
+        #expect(rev.frameCount > 10 && carriage.frames.count == rev.frameCount - 1, "every frame but the last, which the record is")
+        let sent = acks.fromClient(number: rev.number)
+        #expect(sent.count >= 4, "about one ACK per 50,000 of the rev's bytes")
+        #expect(carriage.acks.map(\.bytes) == sent, "every ACK LiteCore sent, in order")
+    }
+}
+
+/// The ACKs a client sent for requests from the server, by request number, in order.
+final class AckTally: RelayObserver, Sendable {
+    let interests: RelayEventInterests = [.frames]
+    private let acks = NIOLockedValueBox<[MessageNumber: [UInt64]]>([:])
+
+    func observe(_ event: RelayEvent) {
+        guard case .ack(_, let direction, let ack, _) = event, direction == .clientToServer, ack.type == .ackRequest else { return }
+        acks.withLockedValue { $0[ack.number, default: []].append(ack.bytes) }
+    }
+
+    func fromClient(number: MessageNumber) -> [UInt64] { acks.withLockedValue { $0[number] ?? [] } }
 }
 
 /// Runs `body`, failing when it takes longer than `limit`.

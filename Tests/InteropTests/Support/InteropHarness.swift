@@ -34,7 +34,9 @@ final class InteropHarness: Sendable {
         self.events = events
     }
 
+    /// `observers`: more observers of the relay's events, after the harness's own counter.
     static func start(databases names: [String] = ["db"], seed: (GatewayDatabase) throws -> Void = { _ in },
+                      observers: [any RelayObserver] = [],
                       relay configure: (inout RelayConfiguration) throws -> Void = { _ in }) async throws -> InteropHarness {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         let databases = names.map { GatewayDatabase(name: $0) }
@@ -46,18 +48,19 @@ final class InteropHarness: Sendable {
                                                                              port: gateway.port)))
         configuration.listenPort = 0
         try configure(&configuration)
-        let (relay, port, events) = try await startRelay(configuration, group: group)
+        let (relay, port, events) = try await startRelay(configuration, group: group, observers: observers)
         return InteropHarness(group: group, gateway: gateway, databases: databases, relay: relay,
                               relayPort: port, events: events)
     }
 
-    /// A relay with `configuration` on `group` (logging errors only), its events counted.
-    static func startRelay(_ configuration: RelayConfiguration,
-                           group: EventLoopGroup) async throws -> (relay: RelayServer, port: Int, events: EventCounter) {
+    /// A relay with `configuration` on `group` (logging errors only), its events counted and
+    /// seen by `observers` too.
+    static func startRelay(_ configuration: RelayConfiguration, group: EventLoopGroup,
+                           observers: [any RelayObserver] = []) async throws -> (relay: RelayServer, port: Int, events: EventCounter) {
         let events = EventCounter()
         var logger = Logger(label: "interop.relay")
         logger.logLevel = .error
-        let relay = RelayServer(configuration: configuration, group: group, logger: logger, observers: [events])
+        let relay = RelayServer(configuration: configuration, group: group, logger: logger, observers: [events] + observers)
         let address = try await relay.start()
         return (relay, address.port!, events)
     }
