@@ -266,10 +266,11 @@ struct LiteCoreThroughRelayTests {
         try await harness.shutdown()
     }
 
-    /// LiteCore ACKs a large rev each time 50,000 of its bytes are unacknowledged. The relay
-    /// inspects what it forwarded in batches, so an ACK can reach the web view after the rev's
-    /// record is made; it is then found by its number among the finished records. Every ACK
-    /// LiteCore sent is on the rev (with that lookup broken, the last was lost in one run of three).
+    /// LiteCore ACKs a large rev each time 50,000 of its bytes are unacknowledged. The relay can
+    /// read the rev's last frame from the gateway before an ACK LiteCore sent earlier, so the ACK
+    /// reaches the web view after the rev's record is made; it is then found by its number among
+    /// the finished records. Every ACK LiteCore sent is on the rev (with that lookup broken, the
+    /// last was lost in one run of three).
     @Test func theWebViewKeepsEveryAckLiteCoreSendsForALargeRev() async throws {
         let cblite = try CBLite()
         defer { cblite.cleanUp() }
