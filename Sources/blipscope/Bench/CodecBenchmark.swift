@@ -27,6 +27,7 @@ struct CodecBenchmark {
     ]
 
     func run() throws {
+        print(BenchMachine.current().line)
         print("BLIP codec benchmark: \(megabytes) MB of message payload per workload, best of \(rounds)")
         print("decode: BLIPCore as it runs (ISA-L CRC, ISA-L inflate for large frames, zlib for small ones), with ISA-L")
         print("        for every frame (\(DecodeLibrary.environmentVariable)=isal-only) and with zlib (=zlib),")

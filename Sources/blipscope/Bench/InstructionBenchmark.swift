@@ -31,6 +31,7 @@ struct InstructionBenchmark {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await BenchPeers.startEchoServer(group: group)
+        print(BenchMachine.current().line)
         print("instructions bench: relay \(relayBinary ?? "(this build)") under \(valgrind) --tool=callgrind, echo server :\(server.localAddress.port!)")
         print("each workload in two fresh relays, n and 2n round trips; per round trip = (total(2n) − total(n)) / n")
         print("workload                              n      total(n)         total(2n)        instructions per round trip")

@@ -53,6 +53,7 @@ struct PolicyBenchmark {
         let request = MessageFacts(direction: .clientToServer, type: .request, number: 1,
                                    properties: try Properties.decode(from: &encoded))
         let reply = MessageFacts(direction: .serverToClient, type: .response, number: 1, properties: Properties())
+        print(BenchMachine.current().line)
         print("policy benchmark: \(evaluations) evaluations per round, best of \(rounds), \(ruleCount) rules, none matching")
         print("scenario".padded(to: 44), "request ns".padded(to: 11), "reply ns")
         let scenarios = [

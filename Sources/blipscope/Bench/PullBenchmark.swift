@@ -32,6 +32,7 @@ struct PullBenchmark {
         }
         let relay = RelayServer(configuration: relayConfiguration, group: group, logger: logger, lineSink: sink)
         let relayPort = try await relay.start().port ?? 0
+        print(BenchMachine.current().line)
         print("pull bench: \(documents) small documents, best of \(rounds) one-shot pulls, \(System.coreCount) event loops; gateway :\(gateway.port), in-process relay :\(relayPort), relay log \(logFile ?? "off")")
 
         let direct = try await best(url: "ws://127.0.0.1:\(gateway.port)/db", group: group)

@@ -124,6 +124,7 @@ struct RelayBenchmark {
         let pinning = cpus.map { ["--cpus", $0.proxy.map(String.init).joined(separator: ",")] } ?? []
         let relay = try RelayProcess(upstreamPort: upstreamPort, logFile: logFile, extraArguments: relayArguments + pinning,
                                      binary: relayBinary)
+        print(BenchMachine.current().line)
         print("relay bench: \(goBlip == nil ? "" : "go-blip peers, ")echo server :\(upstreamPort), relay :\(relay.port) (pid \(relay.process.processIdentifier)), log \(logFile)")
         // This build's forwarder even with --relay-binary: the floor is the library's, not a build's.
         let forwarder = floor ? try RelayProcess(arguments: ["bench", "forward", "--upstream-port", "\(upstreamPort)"] + pinning) : nil

@@ -258,6 +258,7 @@ struct AnalyzerBench: ParsableCommand {
     var rounds = 5
 
     func run() {
+        print(BenchMachine.current().line)
         print(AnalyzerBenchmark.run(messages: max(1, messages), batchSize: max(1, batchSize), rounds: max(1, rounds)))
     }
 }
