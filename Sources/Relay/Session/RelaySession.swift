@@ -123,6 +123,7 @@ final class RelaySession: @unchecked Sendable {
         for timer in timers.values { timer.cancel() }
         timers.removeAll()
         for hop in hops { hop?.session = nil }
+        core.readGate?.detach()
         let callbacks = finishedCallbacks
         finishedCallbacks.removeAll()
         for callback in callbacks { callback() }
