@@ -154,7 +154,9 @@ struct GoBlipThroughRelayTests {
              "--only", "ABCD"], within: 300)
         #expect(finished.status == 0, "\(finished.errors)")
         let lines = finished.output.split(separator: "\n")
-        #expect(lines.first?.contains("go-blip peers") == true)
+        // The report names its machine first, then its peers.
+        #expect(lines.first?.hasPrefix("machine: ") == true)
+        #expect(lines.dropFirst().first?.hasPrefix("relay bench: go-blip peers") == true, "\(finished.output)")
         for letter in ["A ", "B ", "C "] {
             let line = try #require(lines.first { $0.hasPrefix(letter) }, "\(finished.output)")
             // direct msg/s, relay msg/s, ratio, MB/s, CPU: all numbers, the rates above zero.
