@@ -7,15 +7,9 @@ import Testing
 /// report says which one it ran on.
 @Suite struct BenchMachineTests {
     /// Two processors of an x86 virtual machine, as Linux lists them (fields cut to those read).
-    static let xeonGuest = """
-        processor\t: 0
-        vendor_id\t: GenuineIntel
-        cpu family\t: 6
-        model\t\t: 207
-        model name\t: Intel(R) Xeon(R) Processor
-        flags\t\t: fpu vme sse2 avx2 erms fsrm hypervisor lahf_lm
-
-        processor\t: 1
+    static let xeonGuest = (0..<2).map { processor in
+        """
+        processor\t: \(processor)
         vendor_id\t: GenuineIntel
         cpu family\t: 6
         model\t\t: 207
@@ -23,6 +17,7 @@ import Testing
         flags\t\t: fpu vme sse2 avx2 erms fsrm hypervisor lahf_lm
 
         """
+    }.joined(separator: "\n")
 
     @Test func anIntelGuestIsNamedWithItsGenerationAndAsAVirtualMachine() {
         let machine = BenchMachine(cpuinfo: Self.xeonGuest, kernel: "6.1.0-37-amd64")

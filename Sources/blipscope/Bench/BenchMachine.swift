@@ -11,7 +11,7 @@ import Glibc
 /// project's kind (AMD EPYC) and 1.93–1.99× on another (Intel Xeon), where nginx's own CPU was a
 /// quarter lower and the bare NIO forwarder 1.26–1.39× nginx's. A report that names its machine can
 /// be compared with the right ones.
-struct BenchMachine: Equatable {
+struct BenchMachine {
     /// `model name` of the first processor, as the kernel reports it.
     var model: String?
     /// `vendor_id`: GenuineIntel, AuthenticAMD, ….
