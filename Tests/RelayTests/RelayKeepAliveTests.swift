@@ -29,7 +29,22 @@ import Testing
             context.fireChannelRead(data)
         }
 
+        func channelInactive(context: ChannelHandlerContext) {
+            pongLog.append(Self.closed)
+            context.fireChannelInactive()
+        }
+
+        /// Stands in the PONGs' log where the connection closed.
+        static let closed = "(connection closed)"
+
         var pings: [String] { pingLog.all }
+
+        /// The payloads of the first `count` PONGs in arrival order, or of those before the
+        /// connection closed followed by ``closed``; throws after `seconds` without either.
+        func pongs(_ count: Int, within seconds: Double = 60) async throws -> [String] {
+            _ = try await pongLog.first(within: seconds) { index, pong in index == count - 1 || pong == Self.closed }
+            return Array(pongLog.all.prefix(count))
+        }
 
         /// The next PONG's payload, in arrival order; throws after `seconds` without one.
         func nextPong(within seconds: Double = 60) async throws -> String {
@@ -97,17 +112,34 @@ import Testing
         try await harness.shutdown()
     }
 
+    /// Control frames alone keep a session open for four idle timeouts. The client pings from a
+    /// timer on the event loop that also runs the relay and its idle check (`threads: 1`): NIO runs
+    /// due timers in deadline order and a loop iteration reads sockets before it runs them, so
+    /// however long the machine stalls the loop, a ping is written and read between any two of the
+    /// relay's idle checks, and the session can only close if the relay ignores PINGs and PONGs.
     @Test func trafficKeepsASessionAliveAcrossSeveralIdlePeriods() async throws {
-        let harness = try await RelayHarness.start(relay: { $0.idleTimeout = .seconds(4) })
+        let idleTimeout = TimeAmount.milliseconds(1000)
+        let spacing = TimeAmount.milliseconds(50)
+        let harness = try await RelayHarness.start(relay: { $0.idleTimeout = idleTimeout }, threads: 1)
         let client = try await harness.connected()
         let clientSide = try await ControlFrameRecorder.install(on: client)
-        // Pings every ~600 ms for well over the idle period: each answered PONG proves the session is open.
-        for index in 0..<8 {
-            try await client.channel.writeAndFlush(Self.ping("keep-\(index)", masked: true))
-            let answered = try await clientSide.nextPong()
-            #expect(answered == "keep-\(index)")
-            try await Task.sleep(for: .milliseconds(600))  // spacing, not synchronization
+        let channel = client.channel
+        let sent = NIOLockedValueBox(0)
+        // `scheduleRepeatedTask` waits `spacing` after each ping, so the 80th PONG comes at least
+        // 80 × 50 ms, four idle timeouts, after the first ping.
+        let pongs = Int(4 * idleTimeout.nanoseconds / spacing.nanoseconds)
+        let pinger = channel.eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: spacing) { _ in
+            let index = sent.withLockedValue { count in
+                defer { count += 1 }
+                return count
+            }
+            channel.writeAndFlush(Self.ping("keep-\(index)", masked: true), promise: nil)
         }
+        let answered = try await clientSide.pongs(pongs)
+        pinger.cancel()
+        #expect(answered == (0..<pongs).map { "keep-\($0)" }, "each PING answered once, in order")
+        #expect(!harness.recorder.all.contains { if case .sessionClosed = $0 { true } else { false } })
+
         let reply = try await withTimeout { try await client.request(.request(profile: "still-here")) }
         #expect(reply.type == .response)
         try await client.close()
@@ -139,8 +171,8 @@ import Testing
     /// written the moment the connection is up, so that only the upstream can be slow.
     @Test func waitingForTheUpstreamIsNotCountedAgainstTheClient() async throws {
         let harness = try await RelayHarness.start(upstream: { $0.decide = { _ in .hang } }, relay: { config in
-            config.clientHandshakeTimeout = .milliseconds(300)
-            config.upstreamHandshakeTimeout = .milliseconds(900)
+            config.clientHandshakeTimeout = .seconds(3)
+            config.upstreamHandshakeTimeout = .seconds(6)
         })
         let head = try await ImmediateRequest.send(
             "GET /db/_blipsync HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"

@@ -115,12 +115,15 @@ final class RelayHarness: Sendable {
         return connection
     }
 
+    /// `threads: 1` puts the upstream, the relay and every client on one event loop, so that the
+    /// order of their timers and reads is the loop's, whatever the machine's load.
     static func start(upstream configureUpstream: (inout BLIPWebSocketServer.Configuration) -> Void = { _ in },
                       relay configureRelay: (inout RelayConfiguration) -> Void = { _ in },
                       clientTLS: BLIPClientTLS? = nil,
                       observers: [any RelayObserver] = [],
-                      recording: RelayEventInterests = .all) async throws -> RelayHarness {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+                      recording: RelayEventInterests = .all,
+                      threads: Int = 2) async throws -> RelayHarness {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let connections = EventLog<BLIPConnection>()
         var upstreamConfiguration = BLIPWebSocketServer.Configuration()
         upstreamConfiguration.onRequest = echo
@@ -131,6 +134,10 @@ final class RelayHarness: Sendable {
         var relayConfiguration = RelayConfiguration(
             upstream: .single(UpstreamURL("\(scheme)://127.0.0.1:\(upstream.localAddress.port!)")!))
         relayConfiguration.listenPort = 0
+        // Handshakes get two minutes unless a test is about their limits: on a loaded machine the
+        // relay's ten-second defaults could answer a slow test client 408 or 504 first.
+        relayConfiguration.clientHandshakeTimeout = .seconds(120)
+        relayConfiguration.upstreamHandshakeTimeout = .seconds(120)
         configureRelay(&relayConfiguration)
         let recorder = RecordingObserver(interests: recording)
         var logger = Logger(label: "relay-test")
