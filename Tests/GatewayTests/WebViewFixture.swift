@@ -100,8 +100,13 @@ final class StreamedGet: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
     private let lock = NSLock()
     private var text = ""
+    /// The seqs of the rows received so far (``rowSeqs(_:)`` of `text`), parsed a line at a time
+    /// as it arrives: a check over thousands of rows then costs the reading event loop nothing.
+    private var rows: [Int] = []
+    /// The start of a line whose end has not arrived yet.
+    private var partialLine = ""
     private var closed = false
-    private var waiters: [(check: @Sendable (String) -> Bool, continuation: CheckedContinuation<String, Never>)] = []
+    private var waiters: [(check: @Sendable (String, [Int]) -> Bool, continuation: CheckedContinuation<String, Never>)] = []
     private(set) var channel: (any Channel)?
 
     /// `stalled`: the viewer reads nothing (a small receive buffer, reading off) until ``resume()``.
@@ -122,7 +127,12 @@ final class StreamedGet: ChannelInboundHandler, @unchecked Sendable {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = unwrapInboundIn(data)
         let more = buffer.readString(length: buffer.readableBytes) ?? ""
-        settle { $0.text += more }
+        settle { reader in
+            reader.text += more
+            var lines = (reader.partialLine + more).split(separator: "\n", omittingEmptySubsequences: false)
+            reader.partialLine = String(lines.removeLast())
+            for line in lines { reader.rows += Self.rowSeqs(String(line)) }
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) { settle { $0.closed = true } }
@@ -132,7 +142,7 @@ final class StreamedGet: ChannelInboundHandler, @unchecked Sendable {
             change(self)
             var ready: [(CheckedContinuation<String, Never>, String)] = []
             waiters.removeAll { waiter in
-                guard waiter.check(text) || closed else { return false }
+                guard waiter.check(text, rows) || closed else { return false }
                 ready.append((waiter.continuation, text))
                 return true
             }
@@ -143,10 +153,24 @@ final class StreamedGet: ChannelInboundHandler, @unchecked Sendable {
 
     /// The text so far once `check` holds (or the connection closed), within `seconds`.
     func until(within seconds: Double = 30, _ check: @escaping @Sendable (String) -> Bool) async throws -> String {
+        try await waiting(within: seconds) { text, _ in check(text) }
+    }
+
+    /// The seqs of the rows received so far once `check` holds for them (or the connection
+    /// closed), within `seconds`.
+    func untilRows(within seconds: Double = 30, _ check: @escaping @Sendable ([Int]) -> Bool) async throws -> [Int] {
+        _ = try await waiting(within: seconds) { _, rows in check(rows) }
+        return lock.withLock { rows }
+    }
+
+    /// Everything received so far, chunk sizes included.
+    var received: String { lock.withLock { text } }
+
+    private func waiting(within seconds: Double, _ check: @escaping @Sendable (String, [Int]) -> Bool) async throws -> String {
         try await withTimeout(.seconds(seconds)) {
             await withCheckedContinuation { continuation in
                 let now: String? = self.lock.withLock {
-                    if check(self.text) || self.closed { return self.text }
+                    if check(self.text, self.rows) || self.closed { return self.text }
                     self.waiters.append((check, continuation))
                     return nil
                 }
