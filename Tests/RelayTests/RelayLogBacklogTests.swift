@@ -34,7 +34,7 @@ import Testing
         let connection = try await RelayHarness.client(to: port, group: peers)
         // About 1 MB of message lines against a 64 KiB pipe and a 64 KiB backlog.
         let body = String(repeating: "{\"k\":\"v\"}", count: 30)
-        let echoed = try await withTimeout(120) {
+        let echoed = try await withTimeout(600) {
             var echoed = 0
             for _ in 0..<3_000 where String(buffer: try await connection.request(.request(profile: "echo", body: ByteBuffer(string: body))).body) == body {
                 echoed += 1

@@ -112,6 +112,10 @@ import Testing
     }
 
     @Test func latencyBandwidthAndWithheldAcksHoldTrafficAndLetItThrough() async throws {
+        // The policy's clock stands still, so `withholdAcks`' window is still open when the
+        // upstream's first ACK of `bulk` comes back, however loaded the machine is; each ACK is
+        // then held its full 100 ms.
+        let instant = PolicyClock.now()
         let harness = try await Self.harness("""
             rules:
               - name: slow-replies
@@ -122,8 +126,8 @@ import Testing
                 action: { bandwidth: 4MB }
               - name: sticky-acks
                 match: { from: client, profile: bulk }
-                action: { withholdAcks: 1s }
-            """)
+                action: { withholdAcks: 100ms }
+            """, clock: { instant })
         let client = try await harness.connected()
         let slow = try await withTimeout { try await client.request(.request(profile: "slow", body: body("s"))) }
         #expect(String(buffer: slow.body) == "s")

@@ -72,7 +72,9 @@ import Testing
             let empty = try await RunningGateway.start(group: group)
             let script = try CapturedSession.load(path: recording.capturePath, session: nil).script(for: .client)
             var configuration = ReplayConfiguration()
-            configuration.stallTimeout = .milliseconds(500)
+            // The stall limit also bounds each wait for the gateway's replies: long enough that
+            // only the stall this test expects can end the replay on a loaded machine.
+            configuration.stallTimeout = .seconds(5)
             let report = try await ReplayClient.run(script, target: empty.url, configuration: configuration, group: group)
             try await empty.server.stop()
             #expect(!report.matches)
@@ -120,7 +122,9 @@ import Testing
     @Test func aStalledServedReplaySaysWhichRepliesItHolds() async throws {
         try await withLoopback { group in
             var configuration = ReplayConfiguration()
-            configuration.stallTimeout = .milliseconds(300)
+            // The client's requests must reach the replay within the stall limit: long enough
+            // that only the stall this test expects can end it on a loaded machine.
+            configuration.stallTimeout = .seconds(5)
             let server = try await ReplayServer.start(PeerReplyGateTests.pushWithAttachment(), configuration: configuration, group: group)
             var client = BLIPWebSocketClient.Configuration()
             client.port = server.port
