@@ -28,6 +28,10 @@ public enum BLIPWebSocketClient {
         public var onRequest: @Sendable (BLIPMessage, BLIPChannelHandler) -> Void = { _, _ in }
         /// Socket send buffer (small values make back-pressure visible).
         public var sendBufferSize: Int?
+        /// Called on the connection's event loop as soon as the upgrade is done, before
+        /// ``connect(_:group:)`` returns: what it adds to the pipeline or starts sees the peer's
+        /// first frame and misses no time of the session.
+        public var onConnection: @Sendable (BLIPConnection) -> Void = { _ in }
 
         public init() {}
     }
@@ -93,8 +97,10 @@ public enum BLIPWebSocketClient {
                         maxAccumulatedFrameSize: configuration.limits.maxIncomingFrameSize))
                     try sync.addHandler(handler)
                     let chosen = response.headers.first(name: "Sec-WebSocket-Protocol")
-                    outcome.succeed(.connected(BLIPConnection(channel: channel, handler: handler, subprotocol: chosen,
-                                                              handshakeHeaders: response.headers)))
+                    let connection = BLIPConnection(channel: channel, handler: handler, subprotocol: chosen,
+                                                    handshakeHeaders: response.headers)
+                    configuration.onConnection(connection)
+                    outcome.succeed(.connected(connection))
                 }
             })
         try request.install(on: sync, upgrader: upgrader)

@@ -56,12 +56,15 @@ import Testing
         }
 
         static func install(on connection: BLIPConnection) async throws -> ControlFrameRecorder {
-            let recorder = ControlFrameRecorder()
             let channel = connection.channel
-            try await channel.eventLoop.submit {
-                let blip = try channel.pipeline.syncOperations.handler(type: BLIPChannelHandler.self)
-                try channel.pipeline.syncOperations.addHandler(recorder, position: .before(blip))
-            }.get()
+            return try await channel.eventLoop.submit { try installNow(on: channel) }.get()
+        }
+
+        /// The same, on the channel's event loop.
+        static func installNow(on channel: any Channel) throws -> ControlFrameRecorder {
+            let recorder = ControlFrameRecorder()
+            let blip = try channel.pipeline.syncOperations.handler(type: BLIPChannelHandler.self)
+            try channel.pipeline.syncOperations.addHandler(recorder, position: .before(blip))
             return recorder
         }
     }
@@ -113,28 +116,32 @@ import Testing
     }
 
     /// Control frames alone keep a session open for four idle timeouts. The client pings from a
-    /// timer on the event loop that also runs the relay and its idle check (`threads: 1`): NIO runs
-    /// due timers in deadline order and a loop iteration reads sockets before it runs them, so
-    /// however long the machine stalls the loop, a ping is written and read between any two of the
-    /// relay's idle checks, and the session can only close if the relay ignores PINGs and PONGs.
+    /// timer on the event loop that also runs the relay and its idle check (`threads: 1`),
+    /// started as its upgrade completes: NIO runs due timers in deadline order and a loop
+    /// iteration reads sockets before it runs them, so however long the machine stalls the loop
+    /// or the test's task, a ping is written and read between any two of the relay's idle checks,
+    /// and the session can only close if the relay ignores PINGs and PONGs.
     @Test func trafficKeepsASessionAliveAcrossSeveralIdlePeriods() async throws {
         let idleTimeout = TimeAmount.milliseconds(1000)
         let spacing = TimeAmount.milliseconds(50)
         let harness = try await RelayHarness.start(relay: { $0.idleTimeout = idleTimeout }, threads: 1)
-        let client = try await harness.connected()
-        let clientSide = try await ControlFrameRecorder.install(on: client)
-        let channel = client.channel
-        let sent = NIOLockedValueBox(0)
-        // `scheduleRepeatedTask` waits `spacing` after each ping, so the 80th PONG comes at least
-        // 80 × 50 ms, four idle timeouts, after the first ping.
-        let pongs = Int(4 * idleTimeout.nanoseconds / spacing.nanoseconds)
-        let pinger = channel.eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: spacing) { _ in
-            let index = sent.withLockedValue { count in
-                defer { count += 1 }
-                return count
+        let pinging = NIOLockedValueBox<(recorder: ControlFrameRecorder, pinger: RepeatedTask)?>(nil)
+        let client = try #require(try await harness.connect { configuration in
+            configuration.onConnection = { connection in
+                let channel = connection.channel
+                guard let recorder = try? ControlFrameRecorder.installNow(on: channel) else { return }
+                var sent = 0
+                // `scheduleRepeatedTask` waits `spacing` after each ping.
+                let pinger = channel.eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: spacing) { _ in
+                    channel.writeAndFlush(Self.ping("keep-\(sent)", masked: true), promise: nil)
+                    sent += 1
+                }
+                pinging.withLockedValue { $0 = (recorder, pinger) }
             }
-            channel.writeAndFlush(Self.ping("keep-\(index)", masked: true), promise: nil)
-        }
+        }.connection)
+        let (clientSide, pinger) = try #require(pinging.withLockedValue { $0 })
+        // The 80th PONG comes at least 80 × 50 ms, four idle timeouts, after the first ping.
+        let pongs = Int(4 * idleTimeout.nanoseconds / spacing.nanoseconds)
         let answered = try await clientSide.pongs(pongs)
         pinger.cancel()
         #expect(answered == (0..<pongs).map { "keep-\($0)" }, "each PING answered once, in order")
