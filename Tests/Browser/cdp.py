@@ -1,6 +1,7 @@
 """A small driver for headless Chromium over the DevTools protocol on a pipe
 (--remote-debugging-pipe: JSON messages separated by NUL on file descriptors 3 and 4), so that
-nothing but Python's standard library is needed. Every wait is bounded."""
+nothing but Python's standard library is needed. Every wait is bounded, by limits meant to catch
+a hang rather than to time the browser: the tests run beside hundreds of others on two cores."""
 
 import base64
 import json
@@ -81,7 +82,7 @@ class Browser:
         message, self.buffer = self.buffer.split(b"\0", 1)
         return json.loads(message)
 
-    def call(self, method, params=None, session=False, timeout=30):
+    def call(self, method, params=None, session=False, timeout=120):
         self.next_id += 1
         message = {"id": self.next_id, "method": method, "params": params or {}}
         if session:
@@ -100,7 +101,7 @@ class Browser:
                 self.errors.append(details.get("exception", {}).get("description") or details.get("text"))
             self.events.append(answer)
 
-    def evaluate(self, expression, timeout=30):
+    def evaluate(self, expression, timeout=120):
         result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True},
                            session=True, timeout=timeout)
         if "exceptionDetails" in result:
@@ -111,7 +112,7 @@ class Browser:
     def navigate(self, url):
         self.call("Page.navigate", {"url": url}, session=True)
 
-    def wait_for(self, expression, what, timeout=20):
+    def wait_for(self, expression, what, timeout=120):
         """Polls `expression` (JavaScript) until it is truthy; fails naming `what` after `timeout` s."""
         deadline = time.monotonic() + timeout
         last = None

@@ -40,7 +40,7 @@ def main():
         print("need-traffic", flush=True)
         browser.wait_for(f"blipscope.state.rows.length > {before} && "
                          "blipscope.state.rows.some(r => (r.docs || []).includes('streamed-doc'))",
-                         "messages streamed in after the page opened", timeout=30)
+                         "messages streamed in after the page opened", timeout=120)
 
         # A filter narrows them.
         total = browser.evaluate("blipscope.state.rows.length")

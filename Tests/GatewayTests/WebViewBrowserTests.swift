@@ -46,10 +46,10 @@ import WebView
             if let shots = ProcessInfo.processInfo.environment["BLIPSCOPE_SCREENSHOTS"] { arguments += ["--screenshots", shots] }
             let browser = try RunningCommand(executable: try #require(Self.python), arguments: arguments)
             defer { browser.kill() }
-            let asked = try await browser.waitForOutput(within: 120) { $0.contains("need-traffic") || $0.contains("FAIL") }
+            let asked = try await browser.waitForOutput(within: 600) { $0.contains("need-traffic") || $0.contains("FAIL") }
             #expect(!asked.contains("FAIL"), "\(asked)\n\(browser.errors.text)")
             try web.relayed.gateway.database.put("streamed-doc", body: ["name": .string("streamed while watched")])
-            let status = try await browser.waitForExit(within: 180)
+            let status = try await browser.waitForExit(within: 900)
             #expect(status == 0 && browser.output.text.contains("PASS"), "\(browser.output.text)\n\(browser.errors.text)")
             replicator.stop()
             _ = try await running.value

@@ -276,12 +276,14 @@ import Testing
     }
 
     @Test func aRateLimitThatDeniesAnswers429OnceTheBurstIsSpent() async throws {
+        // A frozen policy clock: the bucket never refills, however slowly the requests come.
+        let instant = PolicyClock.now()
         let harness = try await Self.harness("""
             rules:
               - name: one-per-minute
                 match: { from: client, profile: echo }
                 action: { rateLimit: { perSecond: 0.0167, burst: 2, key: session, onExceed: deny } }
-            """)
+            """, clock: { instant })
         let client = try await harness.connected()
         var types: [MessageType] = []
         for index in 0..<4 {
@@ -297,6 +299,8 @@ import Testing
     }
 
     @Test func aMessageHeldForItsBodyIsCountedOnceByTheOtherRules() async throws {
+        // A frozen policy clock: the bucket never refills, however slowly the requests come.
+        let instant = PolicyClock.now()
         let harness = try await Self.harness("""
             rules:
               - name: two-revs
@@ -305,7 +309,7 @@ import Testing
               - name: no-huge-revs
                 match: { from: client, profile: rev, minBodySize: 1MB }
                 action: { deny: { code: 413 } }
-            """)
+            """, clock: { instant })
         let client = try await harness.connected()
         var types: [MessageType] = []
         for index in 0..<3 {

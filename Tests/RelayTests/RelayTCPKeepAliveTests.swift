@@ -30,13 +30,23 @@ import Testing
         let client = try await harness.connected()
         _ = try await harness.upstream()
         let relayPort = harness.relayAddress.port!, upstreamPort = harness.upstream.localAddress.port!
-        let table = try Self.sockets().filter { $0.state == "01" }
-        let clientLeg = try #require(table.first { $0.local == relayPort })
-        let upstreamLeg = try #require(table.first { $0.remote == upstreamPort })
-        let testClient = try #require(table.first { $0.remote == relayPort })
-        #expect(clientLeg.timer == "02", "the relay's accepted socket has its keepalive timer armed")
-        #expect(upstreamLeg.timer == "02", "the relay's upstream socket has its keepalive timer armed")
-        #expect(testClient.timer == "00", "a socket without keepalive has no timer")
+        // A socket with a segment not yet acknowledged shows the retransmit timer (`tr` 1) instead:
+        // the table is read again (bounded) until every leg is idle.
+        var legs: (client: String, upstream: String, test: String)?
+        let deadline = Date().addingTimeInterval(30)
+        repeat {
+            let table = try Self.sockets().filter { $0.state == "01" }
+            let clientLeg = try #require(table.first { $0.local == relayPort })
+            let upstreamLeg = try #require(table.first { $0.remote == upstreamPort })
+            let testClient = try #require(table.first { $0.remote == relayPort })
+            legs = (clientLeg.timer, upstreamLeg.timer, testClient.timer)
+            if ![clientLeg, upstreamLeg, testClient].contains(where: { $0.timer == "01" }) { break }
+            try await Task.sleep(for: .milliseconds(20))  // no event tells when the kernel's ACK arrives
+        } while Date() < deadline
+        let (clientLeg, upstreamLeg, testClient) = try #require(legs)
+        #expect(clientLeg == "02", "the relay's accepted socket has its keepalive timer armed")
+        #expect(upstreamLeg == "02", "the relay's upstream socket has its keepalive timer armed")
+        #expect(testClient == "00", "a socket without keepalive has no timer")
         try await client.close()
         _ = try await harness.recorder.sessionClosed()
         try await harness.shutdown()

@@ -22,6 +22,9 @@ public struct SoakConfiguration: Sendable {
     public var readBackEvery = 25
     /// A session's clean close (or a replication) must finish within this many seconds.
     public var sessionTimeoutSeconds = 60.0
+    /// Once the budget is spent, how long the relay may take to close its last sessions and give
+    /// back their descriptors before the idle sample is taken (a busy machine is slower).
+    public var idleSettleSeconds = 60.0
     /// Seeds the choice of session kinds, sizes and compression.
     public var seed: UInt64 = 1
     public var target = SoakTarget()

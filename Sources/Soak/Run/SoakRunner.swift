@@ -92,11 +92,12 @@ public struct SoakRunner: Sendable {
         }
         let seconds = await sampler.elapsedSeconds - started
         periodic.cancel()
-        // Idle again: wait (bounded) until the relay has closed every session and given back
-        // its descriptors, then read it once more.
+        // Idle again: wait (at most ``SoakConfiguration/idleSettleSeconds``) until the relay has
+        // closed every session and given back its descriptors, then read it once more.
         var counters = RelayCounters(metrics: try await MetricsScrape.fetch(port: launch.adminPort, group: group))
         let baselineFDs = await sampler.samples.first { $0.moment == .baseline }?.fds ?? 0
-        for _ in 0..<100 {
+        let settled = ContinuousClock.now + .seconds(configuration.idleSettleSeconds)
+        while ContinuousClock.now < settled {
             let fds = ProcessProbe(pid: relay.processIdentifier).openDescriptors() ?? 0
             if counters.activeSessions == 0 && fds <= baselineFDs { break }
             try await Task.sleep(for: .milliseconds(100))  // a bounded poll of another process, not a synchronization

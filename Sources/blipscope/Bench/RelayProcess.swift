@@ -17,7 +17,7 @@ final class RelayProcess {
     /// replaces this executable (another build's); `environment` adds to or replaces variables of
     /// this process's environment; `startupSeconds` bounds the wait for its address.
     init(arguments: [String], launcher: [String] = [], binary: String? = nil, environment: [String: String] = [:],
-         startupSeconds: Double = 20) throws {
+         startupSeconds: Double = 60) throws {
         let relayBinary = URL(fileURLWithPath: binary ?? CommandLine.arguments[0]).resolvingSymlinksInPath()
         if let program = launcher.first {
             process.executableURL = URL(fileURLWithPath: program)

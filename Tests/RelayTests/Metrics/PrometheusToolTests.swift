@@ -67,7 +67,9 @@ import Testing
         let messages = "sum(blipscope_messages_total)"
         let latency = #"sum(blipscope_request_duration_seconds_count{profile="rev"})"#
         let buckets = "count(blipscope_request_duration_seconds_bucket)"
-        let deadline = ContinuousClock.now + .seconds(45)
+        // Prometheus starting and its first scrapes on a loaded machine: the loop ends as soon as
+        // all three answers are in.
+        let deadline = ContinuousClock.now + .seconds(300)
         var seen: (Double?, Double?, Double?) = (nil, nil, nil)
         while ContinuousClock.now < deadline {
             seen = (await query(messages), await query(latency), await query(buckets))
