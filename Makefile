@@ -1,6 +1,7 @@
 # BlipScope: the commands the README promises, each with its set-up.
 #   make test   installs missing system packages, builds, runs every test
 #   make demo   installs missing system packages, builds in release mode, runs the main job
+#   make test-loaded  runs every test with LOAD_JOBS busy processes beside it (timing flakes)
 #   make fuzz   builds the libFuzzer targets in Fuzz/ (ASan) and runs each for FUZZ_SECONDS
 #   make soak   builds in release mode and runs `bench soak` for SOAK_MESSAGES numbered messages
 #               (`make test` runs a short soak too: Tests/SoakTests)
@@ -32,7 +33,7 @@ FUZZ_BUILD_FLAGS := -c release --package-path Fuzz --scratch-path $(FUZZ_SCRATCH
 # with the run's log beside them; the seeds in Fuzz/Corpus/<target> are only read.
 FUZZ_OPTIONS := -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 $(FUZZ_EXTRA)
 
-.PHONY: setup build release test demo bench soak clean fuzz fuzz-build
+.PHONY: setup build release test test-loaded demo bench soak clean fuzz fuzz-build
 
 setup:
 	@missing=""; for p in $(SYSTEM_PACKAGES) $(EXTRA_PACKAGES); do \
@@ -61,6 +62,15 @@ release: setup
 test: setup
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# The tests beside LOAD_JOBS processes that only spin: CI's machine has two cores and runs every
+# suite at once, so a test that leans on wall-clock time shows up here before it flakes there.
+LOAD_JOBS ?= 4
+test-loaded: setup
+	$(SWIFT) build --build-tests
+	@pids=""; trap 'kill $$pids 2>/dev/null' EXIT INT TERM; \
+	  for i in $$(seq $(LOAD_JOBS)); do sh -c 'while :; do :; done' & pids="$$pids $$!"; done; \
+	  $(SWIFT) test --skip-build
 
 demo: release
 	$(BIN) demo
