@@ -23,9 +23,9 @@ struct DeniedRevisionTests {
             onBody: { _, head in matches(head) ? BodyDecision(.deny(ErrorReply(code: 413, message: "too big")), rule: "big-docs") : .pass })
     }
 
-    static func rev(_ docID: String, sequence: Int, body: ByteBuffer = ByteBuffer(string: "{}")) -> BLIPMessage {
+    static func rev(_ docID: String, sequence: Int, body: ByteBuffer = ByteBuffer(string: "{}"), noReply: Bool = false) -> BLIPMessage {
         .request(profile: "rev", properties: ["id": docID, "rev": revID, "sequence": String(sequence), "collection": "0"],
-                 body: body, compressed: true)
+                 body: body, compressed: true, noReply: noReply)
     }
 
     @Test("push: the client's denied rev gets ERR 403, the server gets norev with id, rev, sequence and the status")
@@ -88,8 +88,8 @@ struct DeniedRevisionTests {
         #expect(link.clientReceived.first?.properties["Error-Code"] == "413")
     }
 
-    @Test("a dropped rev and a denied request of another profile get no norev")
-    func onlyDeniedRevsGetANotice() throws {
+    @Test("a dropped rev's receiver gets norev 503 too; a denied request of another profile gets none")
+    func droppedRevGetsANotice() throws {
         let link = MediatedLink(policy: ScriptedPolicy(onHead: { head in
             guard head.direction == .clientToServer, head.type == .request else { return .pass }
             switch head.properties["id"] {
@@ -102,7 +102,25 @@ struct DeniedRevisionTests {
         link.client.send(request: .request(profile: "getAttachment", properties: ["id": "other", "digest": "sha1-x"]))
         link.client.send(request: Self.rev("kept", sequence: 3))
         try link.pump()
-        #expect(link.serverReceived.map(\.properties.profile) == ["rev"])
-        #expect(link.serverReceived.first?.properties["id"] == "kept")
+        #expect(link.serverReceived.map(\.properties.profile) == ["norev", "rev"])
+        #expect(link.serverReceived.map(\.properties["id"]) == ["lost", "kept"])
+        #expect(link.serverReceived.first?.properties["error"] == "503")
+        // The drop answers its sender nothing; the denied getAttachment gets its ERR; the kept rev its reply.
+        #expect(link.clientReceived.map(\.type) == [.error, .response])
+        #expect(link.reports.map(\.action) == ["drop (no ERR) + norev", "deny 403"])
+    }
+
+    @Test("pull from Sync Gateway: a denied NoReply rev becomes a norev for the client, and SG, which expects no answer, gets none")
+    func noReplyRevDenied() throws {
+        let link = MediatedLink(policy: Self.denyingRevs(of: "doc-2", travelling: .serverToClient))
+        for seq in 1...3 { link.server.send(request: Self.rev("doc-\(seq)", sequence: seq, noReply: true)) }
+        try link.pump()
+
+        #expect(link.clientReceived.map(\.properties.profile) == ["rev", "norev", "rev"])
+        #expect(link.clientReceived.map(\.number) == [1, 2, 3])
+        let notice = link.clientReceived[1]
+        #expect(notice.properties["id"] == "doc-2" && notice.properties["sequence"] == "2" && notice.properties["error"] == "403")
+        #expect(link.serverReceived.isEmpty)
+        #expect(link.reports.map(\.action) == ["deny 403 (no ERR) + norev"])
     }
 }

@@ -9,15 +9,18 @@ import BLIPCore
 /// stops answering `proposeChanges` while 200 requested revisions are outstanding
 /// (docs/litecore-behaviour.md). The sender of the refused `rev` still gets the ERR.
 ///
+/// A NoReply `rev` needs it just as much: Sync Gateway sends the revisions a client asked for
+/// NoReply (docs/sync-gateway-behaviour.md), so only the receiver tracks them; swallowed without
+/// a notice, LiteCore's one-shot pull never completes. Such a rev's sender is owed no answer.
+///
 /// The notice carries the revision's `id`, `rev`, `sequence` (LiteCore's puller marks that
-/// sequence done with it) and `collection`, plus `error` (the ERR's status) and `reason`; it is a
-/// NoReply request, as Sync Gateway sends its own.
+/// sequence done with it) and `collection`, plus `error` (the refusal's status) and `reason`; it
+/// is a NoReply request, as Sync Gateway sends its own.
 public enum NoRevNotice {
-    /// The notice replacing `head`'s message, or nil when it is not a `rev` request that expects
-    /// an answer (a NoReply `rev` was never tracked by its sender's peer either) and names its
+    /// The notice replacing `head`'s message, or nil when it is not a `rev` request that names its
     /// document (`id`; a revision whose ID is only in its body cannot be named in a notice).
     public static func replacing(_ head: MediatedHead, refusal: ErrorReply) -> BLIPMessage? {
-        guard head.type == .request, !head.flags.isNoReply, head.properties.profile == "rev",
+        guard head.type == .request, head.properties.profile == "rev",
               head.properties["id"] != nil else { return nil }
         var properties: Properties = ["Profile": "norev"]
         for name in ["id", "rev", "sequence", "collection"] {

@@ -27,18 +27,23 @@ extension SessionMediator {
         try release(message, lane: lane, into: &output)
     }
 
-    /// Swallows the message; its sender gets `error` as an ERR (nil: nobody answers). A denied
-    /// `rev` is not just swallowed: its receiver, which asked for it, gets a ``NoRevNotice`` in
-    /// its place. A dropped one vanishes, as a drop simulates loss.
+    /// Swallows the message; its sender gets `error` as an ERR (nil: nobody answers; a NoReply
+    /// request is never answered). A `rev` is not just swallowed, denied or dropped: its
+    /// receiver, which asked for it, gets a ``NoRevNotice`` in its place (with the denial's
+    /// status, or ``droppedRevision`` for a drop), since a receiver waiting for a revision that
+    /// never comes never finishes its pull: BLIP runs over one TCP stream and loses nothing, so
+    /// a drop that left no trace would simulate a failure no real peer can see.
     private func refuse(_ message: MediatedMessage, with error: ErrorReply?, ruling: Ruling, lane: MediatedDirection,
                         other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
-        if let error, let head = message.head, let notice = NoRevNotice.replacing(head, refusal: error) {
-            report(message, lane: lane, ruling: ruling, action: "deny \(error.code) + norev", kind: .deny, into: &output)
+        if let head = message.head, let notice = NoRevNotice.replacing(head, refusal: error ?? Self.droppedRevision) {
+            let answered = error != nil && !message.flags.isNoReply
+            let action = (error.map { "deny \($0.code)" } ?? "drop") + (answered ? " + norev" : " (no ERR) + norev")
+            report(message, lane: lane, ruling: ruling, action: action, kind: error == nil ? .drop : .deny, into: &output)
             lane.switchToReencoding()
             other.switchToReencoding()
             if message.held.contains(where: { $0.flags.isCompressed }) { lane.breakDeflateStream() }
             message.held.removeAll()
-            message.answerWhenComplete = .error(error)
+            message.answerWhenComplete = answered ? error.map { .error($0) } : nil
             message.disposition = .replaced(notice)
             try release(message, lane: lane, into: &output)
             if message.isComplete { try sendAnswerWhenComplete(message, lane: lane, other: other, into: &output) }
@@ -48,6 +53,9 @@ extension SessionMediator {
                kind: error == nil ? .drop : .deny, into: &output)
         try swallow(message, answer: error.map { .error($0) }, lane: lane, other: other, into: &output)
     }
+
+    /// The status a dropped `rev`'s ``NoRevNotice`` carries: the revision was not delivered.
+    static let droppedRevision = ErrorReply(domain: "HTTP", code: 503, message: "revision dropped by blipscope policy")
 
     /// Sends the ERR owed to the sender of a request the relay replaced (a denied `rev`).
     private func sendAnswerWhenComplete(_ message: MediatedMessage, lane: MediatedDirection, other: MediatedDirection,

@@ -52,12 +52,23 @@ struct LogLine {
     func replicationSummary(_ id: UInt64, _ summary: ReplicationSummary) -> LineBuilder {
         var list: [(StaticString, Value)] = [("event", .text("summary")), ("session", .int(Int(id))),
                                              ("replication", .text(summary.replicationType)),
-                                             ("pulledDocs", .int(summary.pulled.documents)), ("pulledRevs", .int(summary.pulled.revisionsSent)),
-                                             ("pushedDocs", .int(summary.pushed.documents)), ("pushedRevs", .int(summary.pushed.revisionsSent)),
+                                             ("pulledDocs", .int(summary.pulled.documents)), ("pulledRevs", .int(summary.pulled.revisionsStored)),
+                                             ("pushedDocs", .int(summary.pushed.documents)), ("pushedRevs", .int(summary.pushed.revisionsStored)),
                                              ("tombstones", .int(summary.pulled.tombstones + summary.pushed.tombstones)),
                                              ("attachments", .int(summary.pulled.attachmentsSent + summary.pushed.attachmentsSent)),
                                              ("conflicts", .int(summary.conflicts)), ("caughtUp", .text(summary.caughtUp ? "yes" : "no"))]
         if let continuous = summary.continuous { list.append(("continuous", .text(continuous ? "yes" : "no"))) }
+        // What went out but is not (or not yet) known stored: NoReply revs not confirmed, refused ones.
+        for (name, counts) in [("pulled", summary.pulled), ("pushed", summary.pushed)] as [(String, TransferCounts)] {
+            guard counts.revisionsSent != counts.revisionsStored else { continue }
+            list.append((name == "pulled" ? "pulledRevsSent" : "pushedRevsSent", .int(counts.revisionsSent)))
+            if counts.revisionsUnconfirmed > 0 {
+                list.append((name == "pulled" ? "pulledUnconfirmed" : "pushedUnconfirmed", .int(counts.revisionsUnconfirmed)))
+            }
+            if counts.revisionsNotStored > 0 {
+                list.append((name == "pulled" ? "pulledNotStored" : "pushedNotStored", .int(counts.revisionsNotStored)))
+            }
+        }
         let withheld = summary.pushed.revisionsWithheld + summary.pulled.revisionsWithheld
         if withheld > 0 { list.append(("withheldRevs", .int(withheld))) }
         if summary.newCheckpoints > 0 { list.append(("newCheckpoints", .int(summary.newCheckpoints))) }

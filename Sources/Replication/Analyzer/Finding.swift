@@ -17,6 +17,10 @@ public struct Finding: Sendable, Equatable, Encodable, CustomStringConvertible {
         /// The session ended (a CLOSE or a drop) while revisions were still on their way: one
         /// finding for all of them, naming the close, instead of one per revision.
         case closedMidTransfer
+        /// A NoReply rev its receiver could not store: a getAttachment for one of its attachments
+        /// was refused (Sync Gateway's 403 "Attachment's doc not being synced"), so the receiver
+        /// dropped the document.
+        case revisionNotStored
 
         /// True for the kinds a live session can be stuck for: `stuckFindings(now:)` reports them
         /// and the relay's `blipscope_stuck_sessions` gauge counts them.

@@ -59,14 +59,27 @@ public struct TransferCounts: Sendable, Equatable, Encodable {
     public var revisionsProposed = 0
     public var revisionsWanted = 0
     public var revisionsNotWanted = 0
+    /// Revisions that reached the receiver (whatever it then did with them).
     public var revisionsSent = 0
+    /// Revisions the receiver answered with success.
     public var revisionsAccepted = 0
+    /// NoReply revisions the receiver showed it kept: a checkpoint it saved after them (and
+    /// after their attachments came).
+    public var revisionsKept = 0
+    /// Revisions the receiver is known to have stored: accepted or kept, less those a later
+    /// refusal showed it dropped.
+    public var revisionsStored = 0
+    /// Revisions the receiver showed it did not store (an attachment of theirs refused).
+    public var revisionsNotStored = 0
+    /// NoReply revisions whose fate the wire has not shown (yet): sent, not known to be stored.
+    public var revisionsUnconfirmed = 0
     /// Refusals the sender got: the receiver's, and the relay's for revisions it withheld.
     public var revisionsRefused = 0
     /// Revisions the relay kept from the receiver and answered itself (a mediation policy denied
     /// them); not in ``revisionsSent``, ``documents`` or ``revisionBytes``, which count what
     /// the receiver got.
     public var revisionsWithheld = 0
+    /// Distinct documents the receiver stored a revision of: accepted, or NoReply and kept.
     public var documents = 0
     /// True when more distinct documents passed than `maxDistinctDocumentsCounted`.
     public var documentsCountIsLowerBound = false

@@ -15,6 +15,9 @@ extension SessionState {
             if requester == .clientToServer, error == nil, lastCheckpointSave?.sentAt == request.time {
                 lastCheckpointSave?.savedAt = time
             }
+            if error == nil {
+                checkpointSaved(coveringRevsTravelling: direction, sentAt: request.time, body: sent.body, reply: typed, at: time)
+            }
         case .getCollections(let sent):
             recordCollectionCheckpoints(sent, reply: typed, from: direction, at: time)
         case .changes(let sent):
@@ -26,8 +29,11 @@ extension SessionState {
         case .rev(let rev):
             if requester == .clientToServer { lastPushAnswerTime = time }
             answerRev(rev, reply: typed, error: error, requester: requester, at: time, latency: latency)
-        case .getAttachment(let sent) where error == nil:
-            if case .attachment(let bytes) = typed.content {
+        case .getAttachment(let sent):
+            if let owner = sent.docID ?? sent.digest.flatMap({ attachmentOwners[$0] }) {
+                attachmentFetchEnded(docID: owner, refusal: error, reply: typed, from: direction, at: time)
+            }
+            if error == nil, case .attachment(let bytes) = typed.content {
                 transfer[direction.rawValue].attachmentsSent += 1
                 transfer[direction.rawValue].attachmentBytes += bytes
                 attachmentEvent(.attachmentSent, digest: sent.digest, docID: sent.docID, bytes: bytes, typed: typed,
@@ -119,6 +125,7 @@ extension SessionState {
         if error == nil {
             transfer[requester.rawValue].revisionsAccepted += 1
             if let docID = rev.docID, let revID = rev.revID {
+                stored(docID, revID: revID, travelling: requester)
                 standingStopped(.revision(DocRev(docID: docID, revID: revID)), at: time)
             }
         } else {

@@ -2,7 +2,7 @@ import BLIPCore
 
 extension SessionState {
     /// What a request tells about the replication (§5 Push and Pull steps).
-    mutating func handleRequest(_ typed: borrowing ReplicationMessage, from direction: BLIPDirection, at time: Double) {
+    mutating func handleRequest(_ typed: borrowing ReplicationMessage, noReply: Bool, from direction: BLIPDirection, at time: Double) {
         switch typed.content {
         case .getCheckpoint(let request):
             claimCheckpoint(request.client, message: typed, from: direction, at: time)
@@ -30,7 +30,7 @@ extension SessionState {
                 timelines.append(record, docID: entry.docID)
             }
         case .rev(let rev):
-            sendRev(rev, typed: typed, from: direction, at: time)
+            sendRev(rev, typed: typed, noReply: noReply, from: direction, at: time)
         case .norev(let norev):
             transfer[direction.rawValue].norevs += 1
             if direction == .clientToServer { lastPushAnswerTime = time }
@@ -40,6 +40,7 @@ extension SessionState {
             record.note = .norev(error: norev.error, reason: norev.reason)
             timelines.append(record, docID: docID)
         case .getAttachment(let request):
+            if let owner = request.docID ?? request.digest.flatMap({ attachmentOwners[$0] }) { attachmentFetchStarted(docID: owner) }
             attachmentEvent(.attachmentRequested, digest: request.digest, docID: request.docID, bytes: nil, typed: typed, from: direction, at: time)
         case .proveAttachment(let request):
             attachmentEvent(.attachmentProofRequested, digest: request.digest, docID: nil, bytes: nil, typed: typed, from: direction, at: time)
@@ -90,15 +91,19 @@ extension SessionState {
         }
     }
 
-    private mutating func sendRev(_ rev: RevMessage, typed: ReplicationMessage, from direction: BLIPDirection, at time: Double) {
+    private mutating func sendRev(_ rev: RevMessage, typed: ReplicationMessage, noReply: Bool, from direction: BLIPDirection,
+                                  at time: Double) {
         var counts = transfer[direction.rawValue]
         counts.revisionsSent += 1
         counts.revisionBytes += rev.bodyBytes
         if rev.deleted { counts.tombstones += 1 }
         transfer[direction.rawValue] = counts
         guard let docID = rev.docID else { return }
-        countDocument(docID, sentBy: direction)
-        if let revID = rev.revID { wanted[DocRev(docID: docID, revID: revID)] = nil }
+        if let revID = rev.revID {
+            wanted[DocRev(docID: docID, revID: revID)] = nil
+            // Stored or not is the reply's to say; a NoReply rev's receiver shows it later.
+            if noReply { delivered(rev, docID: docID, revID: revID, travelling: direction, at: time) }
+        }
         if let replaced = rev.replacedRev { wanted[DocRev(docID: docID, revID: replaced)] = nil }
         if !rev.attachments.isEmpty {
             if attachmentOwners.count + rev.attachments.count > Self.maxAttachmentOwners { attachmentOwners.removeAll() }
@@ -109,16 +114,8 @@ extension SessionState {
         record.historyCount = rev.history == nil ? -1 : Int32(clamping: rev.historyCount)
         record.attachmentCount = Int32(clamping: rev.attachments.count)
         record.deleted = rev.deleted
+        if noReply { record.note = .text("NoReply: stored or not is not on the wire") }
         timelines.append(record, docID: docID)
-    }
-
-    private mutating func countDocument(_ docID: String, sentBy direction: BLIPDirection) {
-        let index = direction.rawValue
-        guard distinctDocuments[index].count < limits.maxDistinctDocumentsCounted else {
-            if !distinctDocuments[index].contains(docID) { transfer[index].documentsCountIsLowerBound = true }
-            return
-        }
-        if distinctDocuments[index].insert(docID).inserted { transfer[index].documents += 1 }
     }
 
     /// Records `client` for this session; another live session using it is a finding.

@@ -3,8 +3,10 @@ import BLIPCore
 extension SessionState {
     /// The session's counts so far (complete once it has closed).
     func summary() -> ReplicationSummary {
-        let pushed = transfer[BLIPDirection.clientToServer.rawValue]
-        let pulled = transfer[BLIPDirection.serverToClient.rawValue]
+        var pushed = transfer[BLIPDirection.clientToServer.rawValue]
+        var pulled = transfer[BLIPDirection.serverToClient.rawValue]
+        pushed.revisionsUnconfirmed = unconfirmedRevisions(travelling: .clientToServer)
+        pulled.revisionsUnconfirmed = unconfirmedRevisions(travelling: .serverToClient)
         let pushes = pushed.changesMessages > 0 || pushed.revisionsSent > 0 || pushed.revisionsWithheld > 0
         let pulls = subChangesSender == .clientToServer || pulled.changesMessages > 0 || pulled.revisionsSent > 0
         let type = pushes && pulls ? "pushAndPull" : pushes ? "push" : pulls ? "pull" : "none"

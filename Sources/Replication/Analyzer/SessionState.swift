@@ -85,6 +85,12 @@ struct SessionState {
     var violations = 0
     var closes: [CloseRecord] = []
     var attachmentOwners: [String: String] = [:]
+    /// NoReply revs whose receiver has not shown their fate, by document (`SessionState+Storage`).
+    var delivered: [String: DeliveredRev] = [:]
+    /// The last revision of each document its receiver was seen to store.
+    var storedRevs: [String: StoredRev] = [:]
+    /// getAttachment requests awaiting their answers, by document.
+    var fetching: [String: Int] = [:]
     var limitsReported: Set<String> = []
 
     static let maxAttachmentOwners = 10_000
@@ -123,7 +129,7 @@ struct SessionState {
             recordRequest(box, noReply: message.isNoReply, from: direction, at: time)
             box.withMessage { typed in
                 checkCollectionMode(typed, from: direction, at: time)
-                if withheld { handleWithheld(typed, from: direction, at: time) } else { handleRequest(typed, from: direction, at: time) }
+                if withheld { handleWithheld(typed, from: direction, at: time) } else { handleRequest(typed, noReply: message.isNoReply, from: direction, at: time) }
             }
         } else {
             let request = pending[direction.reversed.rawValue].removeValue(forKey: message.number)

@@ -6,6 +6,10 @@ public struct TimelineEvent: Sendable, Equatable, Encodable {
     public enum Kind: String, Sendable, Codable {
         case offered, proposed, wanted, notWanted, refused
         case revSent, revAccepted, revRefused, noRev
+        /// A NoReply rev its receiver showed it kept (a checkpoint saved after it), or showed it
+        /// did not store (a getAttachment for it refused): Sync Gateway sends revs NoReply, so
+        /// nothing else on the wire tells (docs/sync-gateway-behaviour.md).
+        case revKept, revNotStored
         /// A rev the relay kept from its receiver and answered itself (a mediation policy).
         case revWithheld
         case attachmentRequested, attachmentSent, attachmentProofRequested, attachmentProven
@@ -60,6 +64,8 @@ public struct TimelineEvent: Sendable, Equatable, Encodable {
         case .revAccepted: return "\(profile) \(rev) accepted\(latencyText)"
         case .revRefused: return "\(profile) \(rev) refused\(why)\(latencyText)"
         case .noRev: return "norev \(rev)\(why)"
+        case .revKept: return "\(profile) \(rev) kept by its receiver\(why)"
+        case .revNotStored: return "\(profile) \(rev) not stored by its receiver\(why)"
         case .revWithheld: return "\(profile) \(rev) kept from the receiver by the relay"
         case .attachmentRequested: return "getAttachment \(note ?? "?")"
         case .attachmentSent: return "attachment \(note ?? "?") sent (\(ByteCount.format(bytes ?? 0)))"

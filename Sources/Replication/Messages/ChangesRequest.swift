@@ -1,5 +1,7 @@
 /// changes: a batch of `[sequence, docID, revID, deleted?, bodySize?]` entries; an empty batch
-/// means the sender has caught up (replication-protocol §3 "changes"). In a version-vector
+/// means the sender has caught up (replication-protocol §3 "changes"). Sync Gateway sends its
+/// caught-up batch as the JSON `null` (it sends a nil batch), which means the same
+/// (docs/sync-gateway-behaviour.md). In a version-vector
 /// session `revID` is a current version, or (from LiteCore 4) a whole vector.
 public struct ChangesRequest: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
@@ -42,8 +44,9 @@ public struct ChangesRequest: Sendable, Equatable {
             return
         }
         guard let body = reader.jsonBody() else { return }
+        if body == .null { return }  // Sync Gateway's caught-up batch
         guard let items = body.arrayValue else {
-            reader.report(.wrongShape("changes body", expected: "a JSON array of changes"))
+            reader.report(.wrongShape("changes body", expected: "a JSON array of changes, or null"))
             return
         }
         guard items.count <= Self.maxEntries else {

@@ -226,6 +226,8 @@ struct InspectCommand: ParsableCommand {
         return "\(counts.documents)\(counts.documentsCountIsLowerBound ? "+" : "") docs, \(counts.revisionsOffered) revs offered\(proposed), "
             + "\(counts.revisionsWanted) wanted, \(counts.revisionsSent) sent (\(counts.revisionBytes) B), "
             + "\(counts.revisionsAccepted) accepted, \(counts.revisionsRefused) refused\(withheld), \(counts.norevs) norev, "
+            + "\(counts.revisionsStored) stored (\(counts.revisionsKept) NoReply kept, \(counts.revisionsUnconfirmed) unconfirmed, "
+            + "\(counts.revisionsNotStored) not stored), "
             + "\(counts.tombstones) tombstones, \(counts.attachmentsSent) attachments (\(counts.attachmentBytes) B)"
     }
 
