@@ -79,6 +79,12 @@ public struct RelayLimits: Sendable, Equatable {
     /// inside one read, is inspected at once: a session's waiting frames hold at most this plus
     /// the frame that filled it.
     public var inspectionBatchBytes = 256 * 1024
+    /// After a read batch that ends inside a WebSocket frame, ask the kernel to acknowledge the
+    /// bytes at once (`TCP_QUICKACK`, one `setsockopt` per such batch; Linux only). Senders that
+    /// write frames in pieces (Sync Gateway's 16 KiB frames) otherwise wait for the receiver's
+    /// delayed acknowledgement, 40 ms at least on Linux, whenever nothing travels back: the relay
+    /// forwards whole frames only, so it sends nothing back mid-frame (docs/sync-gateway-behaviour.md).
+    public var acknowledgeMidFrame = true
 
     public init() {}
 }

@@ -7,6 +7,9 @@ enum SessionAction: Equatable {
     case flush(SessionSide)
     /// Issue the read NIO asked for on `side` (now, or once it was held back).
     case read(SessionSide)
+    /// Have `side`'s kernel acknowledge what it received at once (TCP_QUICKACK): a read ended
+    /// inside a frame, and its sender may be waiting on that acknowledgement to send the rest.
+    case acknowledge(SessionSide)
     case schedule(SessionTimer, TimeAmount)
     case cancel(SessionTimer)
     /// Flush what is queued on `side`, then close its connection.

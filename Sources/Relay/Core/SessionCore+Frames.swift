@@ -137,8 +137,19 @@ extension SessionCore {
     /// the delay, and under a steady stream the timer is armed once per delay rather than once
     /// per batch. Each armed timer is a `timerfd_settime` and, when it fires, a wake-up of the
     /// event loop: cancelling it does not disarm the loop's timer file descriptor.
+    ///
+    /// A batch that ended inside a frame asks for an immediate TCP acknowledgement of what it
+    /// read (``RelayLimits/acknowledgeMidFrame``): the rest of that frame is often all its
+    /// sender has left to send, and the relay, which forwards whole frames only, sends nothing
+    /// back that could carry the acknowledgement, so without it the sender waited for the kernel's
+    /// delayed acknowledgement (40 ms on Linux) once per such read: a large pull from Sync Gateway
+    /// took 1.45× as long through the relay as direct.
     func readComplete(on side: SessionSide, into actions: inout [SessionAction]) {
         if attached[side.other.rawValue] { actions.append(.flush(side.other)) }
+        if configuration.limits.acknowledgeMidFrame, scanners[side.rawValue].pendingBytes > 0 {
+            statistics.immediateAcks[side.inbound.rawValue] += 1
+            actions.append(.acknowledge(side))
+        }
         reportUndecoded(side.inbound)
         guard !uninspected.isEmpty else { return }
         if configuration.limits.inspectionDelay <= .zero || batchIsFull {

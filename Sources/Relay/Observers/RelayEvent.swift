@@ -190,6 +190,9 @@ public struct SessionStatistics: Sendable {
     public var maxBufferedBytes = [0, 0]
     /// Times reading was paused for back-pressure.
     public var flowPauses = [0, 0]
+    /// Per direction: read batches that ended inside a frame, after which the relay asked its
+    /// kernel to acknowledge the sender's bytes at once (``RelayLimits/acknowledgeMidFrame``).
+    public var immediateAcks = [0, 0]
     /// Most bytes a mediating session held at once waiting for timers (delayed messages, withheld
     /// ACKs), per direction; bounded by ``MediationLimits/maxDelayedBytes`` plus one read's worth.
     public var maxDelayedBytes = [0, 0]

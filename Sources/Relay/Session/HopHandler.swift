@@ -1,4 +1,7 @@
 import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The relay's handler on one of a session's two channels (one hop: client ⇄ relay or
 /// relay ⇄ upstream), in the spirit of a glue handler: it feeds what its channel does to the
@@ -31,6 +34,18 @@ final class HopHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func flush() { context?.flush() }
 
     func issueRead() { context?.read() }
+
+    /// Has the kernel acknowledge what this hop received at once (`TCP_QUICKACK`; the kernel
+    /// drops back to delayed acknowledgements by itself, so it is asked each time).
+    func acknowledgeNow() {
+        #if os(Linux)
+        try? context?.channel.syncOptions?.setOption(Self.quickAck, value: 1)
+        #endif
+    }
+
+    #if os(Linux)
+    private static let quickAck = ChannelOptions.Types.SocketOption.tcpOption(.init(rawValue: TCP_QUICKACK))
+    #endif
 
     /// Bytes queued in the channel, not yet taken by the kernel.
     var bufferedBytes: Int {

@@ -91,6 +91,7 @@ final class RelaySession: @unchecked Sendable {
         case .write(let side, let bytes): hops[side.rawValue]?.write(bytes)
         case .flush(let side): flush(side)
         case .read(let side): hops[side.rawValue]?.issueRead()
+        case .acknowledge(let side): hops[side.rawValue]?.acknowledgeNow()
         case .schedule(let timer, let delay):
             timers[timer]?.cancel()
             timers[timer] = eventLoop.scheduleTask(in: delay) { [self] in

@@ -457,3 +457,31 @@ extension SessionCorePlaybookTests {
         #expect(analyzer.stuckFindings(now: .infinity).compactMap(\.docID) == ["a"], "only the delivered rev awaits a reply")
     }
 }
+
+extension SessionCorePlaybookTests {
+    /// Sync Gateway writes a 16 KiB frame in pieces; the relay forwards whole frames only, so
+    /// between the pieces nothing travels back that could carry TCP's acknowledgement, and the
+    /// sender waited 40 ms (the kernel's delayed ACK) for each. A read that ends inside a frame
+    /// asks for the acknowledgement at once; one that ends at a frame's end does not.
+    @Test("a read that ends inside a frame is acknowledged at once; one that ends between frames is not")
+    func midFrameReadIsAcknowledged() throws {
+        let play = Playbook { $0.limits.inspectionDelay = .zero }
+        let frame = try play.serverFrame(.request(profile: "rev", body: ByteBuffer(repeating: 0x61, count: 16 * 1024), noReply: true))
+        let head = frame.getSlice(at: frame.readerIndex, length: 4096)!
+        let tail = frame.getSlice(at: frame.readerIndex + 4096, length: frame.readableBytes - 4096)!
+
+        #expect(play.on(.bytes(.upstream, head)).isEmpty, "no whole frame to forward yet")
+        #expect(play.on(.readComplete(.upstream)) == [.flush(.client), .acknowledge(.upstream)])
+        #expect(play.on(.bytes(.upstream, tail)) == [.write(.client, frame)])
+        #expect(play.on(.readComplete(.upstream)) == [.flush(.client)])
+        #expect(play.core.currentStatistics.immediateAcks == [0, 1])
+    }
+
+    @Test("with acknowledgeMidFrame off, a read inside a frame asks for nothing")
+    func midFrameAcknowledgementCanBeTurnedOff() throws {
+        let play = Playbook { $0.limits.acknowledgeMidFrame = false }
+        let frame = try play.serverFrame(.request(profile: "rev", body: ByteBuffer(repeating: 0x61, count: 8 * 1024), noReply: true))
+        play.on(.bytes(.upstream, frame.getSlice(at: frame.readerIndex, length: 100)!))
+        #expect(!play.on(.readComplete(.upstream)).contains(.acknowledge(.upstream)))
+    }
+}
