@@ -122,5 +122,8 @@ struct DeniedRevisionTests {
         #expect(notice.properties["id"] == "doc-2" && notice.properties["sequence"] == "2" && notice.properties["error"] == "403")
         #expect(link.serverReceived.isEmpty)
         #expect(link.reports.map(\.action) == ["deny 403 (no ERR) + norev"])
+        // Observers are told which request never reached its receiver: only doc-2's.
+        let withheld = link.outputs.compactMap { $0.output.completedWithheld ? $0.output.decoded?.message?.properties["id"] : nil }
+        #expect(withheld == ["doc-2"])
     }
 }

@@ -43,6 +43,9 @@ final class MediatedMessage {
     /// For a request the relay replaced: what its sender gets once the request's last frame is in.
     var answerWhenComplete: RelayReply?
     var isComplete = false
+    /// A request the relay kept from its receiver (denied or dropped; a `rev` is replaced by a
+    /// ``NoRevNotice``): reported with its last frame (``MediatorOutput/completedWithheld``).
+    var withheld = false
     /// Bytes of ``held`` charged as waiting in the gate (``MediatedDirection/chargeGated(_:)``).
     var gatedBytes = 0
     /// Set once its last frame has been sent (or it was swallowed whole).

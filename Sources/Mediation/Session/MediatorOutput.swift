@@ -69,6 +69,9 @@ public struct MediatorOutput: Sendable {
     /// requester got, so it pairs with the request as the requester sent it.
     public var decoded: DecodedFrame?
     public var reports: [MediationReport] = []
+    /// Set on the frame that completed a request the relay kept from its receiver (denied or
+    /// dropped, NoReply or not): observers read that request as withheld, not delivered.
+    public var completedWithheld = false
     /// Set on the frame that completed the properties of a message still in progress whose body
     /// the mediator will not read whole: its frames are forwarded, held or swallowed one by one,
     /// not decided on (``HeadDecision/Action/awaitBody``) or rewritten (a filtered `changes`

@@ -35,6 +35,7 @@ extension SessionMediator {
     /// a drop that left no trace would simulate a failure no real peer can see.
     private func refuse(_ message: MediatedMessage, with error: ErrorReply?, ruling: Ruling, lane: MediatedDirection,
                         other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
+        message.withheld = message.isRequest
         if let head = message.head, let notice = NoRevNotice.replacing(head, refusal: error ?? Self.droppedRevision) {
             let answered = error != nil && !message.flags.isNoReply
             let action = (error.map { "deny \($0.code)" } ?? "drop") + (answered ? " + norev" : " (no ERR) + norev")

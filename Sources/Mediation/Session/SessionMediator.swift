@@ -222,6 +222,7 @@ public final class SessionMediator {
         }
         if let complete = decoded.message {
             message.isComplete = true
+            output.completedWithheld = message.isRequest && message.withheld
             try finish(message, complete, lane: lane, other: other, into: &output)
             // A reply the relay rewrote (a filtered changes list's, mapped back) is observed as its
             // requester got it: it answers the request as that side sent it.

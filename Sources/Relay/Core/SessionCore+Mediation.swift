@@ -65,7 +65,8 @@ extension SessionCore {
             // receiver's; the request they answer never reached the receiver.
             let answers = inspector.isAnalyzing ? RelayAnswers.read(output, received: direction) : []
             inspector.inspect(decoded: decoded, bytes: bytes, direction: direction, statistics: &statistics,
-                              leg: passed ? .both : Self.leg(receivedTravelling: direction), relayAnswers: answers)
+                              leg: passed ? .both : Self.leg(receivedTravelling: direction), withheld: output.completedWithheld,
+                              relayAnswers: answers)
         }
         recordBuilt(built)
         carryOutRequestedClose(into: &actions)

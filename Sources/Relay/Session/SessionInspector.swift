@@ -92,13 +92,14 @@ final class SessionInspector {
     /// decodes every frame once, before forwarding) and turns it into events, as ``inspect(_:direction:statistics:)``
     /// does. `bytes` is the BLIP frame as received. Never fails: the decoder's budget is the mediator's.
     ///
-    /// `relayAnswers`: the replies the relay itself sent back to this frame's sender
-    /// (``RelayAnswers``). The request this frame completed is then one the relay withheld from
-    /// its receiver: the analyzer reads it as such (``SessionAnalyzer/observe(withheld:from:at:)``)
-    /// and reads each answer as a reply from the other side, which is what the sender got.
+    /// `withheld`: the request this frame completed is one the relay kept from its receiver (the
+    /// mediator says so, ``MediatorOutput/completedWithheld``): the analyzer reads it as such
+    /// (``SessionAnalyzer/observe(withheld:from:at:)``). `relayAnswers`: the replies the relay
+    /// itself sent back to this frame's sender (``RelayAnswers``), read as replies from the other
+    /// side, which is what the sender got.
     func inspect(decoded: DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
-                 statistics: inout SessionStatistics, leg: CaptureLeg = .both, relayAnswers: [BLIPMessage] = []) {
-        let withheld = relayAnswers.contains { $0.number == decoded.number }
+                 statistics: inout SessionStatistics, leg: CaptureLeg = .both, withheld: Bool = false,
+                 relayAnswers: [BLIPMessage] = []) {
         let time = ReceiptTime.now()
         _ = record(decoded, bytes: bytes, direction: direction, statistics: &statistics, enforcesBudget: false, leg: leg,
                    withheld: withheld, time: time)
