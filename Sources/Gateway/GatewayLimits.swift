@@ -20,6 +20,9 @@ public struct GatewayLimits: Sendable, Equatable {
     public var proveAttachmentNonceSize: Int
     /// rev messages a pushing replicator keeps unanswered before waiting.
     public var maxUnansweredRevs: Int
+    /// Attachments a connection's client may fetch at once: those of the revs sent to it that
+    /// await its reply (``AttachmentAllowances``).
+    public var maxAllowedAttachments = 10_000
 
     public init(maxUnansweredChanges: Int = 4, changesBatchSize: Int = 200, maxChangesBatchSize: Int = 1000,
                 maxDocumentSize: Int = 20_000_000, maxAttachmentSize: Int = 20_000_000, maxRevTreeDepth: Int = 1000,

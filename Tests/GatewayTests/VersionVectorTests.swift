@@ -163,9 +163,10 @@ import Testing
             client.subprotocols = ["BLIP_3+CBMobile_4"]
             client.onRequest = { request, handler in
                 if request.profile == "changes" {
-                    if String(buffer: request.body) == "[]" { signal.yield() }
+                    // The caught-up changes: `null`, as Sync Gateway sends it.
+                    if String(buffer: request.body) == "null" { signal.yield() }
                     let count = (String(buffer: request.body).components(separatedBy: "],[").count)
-                    let wanted = String(buffer: request.body) == "[]" ? "" : Array(repeating: "[]", count: count).joined(separator: ",")
+                    let wanted = String(buffer: request.body) == "null" ? "" : Array(repeating: "[]", count: count).joined(separator: ",")
                     if !request.isNoReply {
                         handler.sendReply(.reply(to: request, properties: ["blobs": "true", "deltas": "true"],
                                                  body: ByteBuffer(string: "[\(wanted)]")))

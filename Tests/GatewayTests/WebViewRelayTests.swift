@@ -23,11 +23,14 @@ import WebView
             #expect((session["messages"] as? [Int])?.allSatisfy { $0 > 0 } == true)
 
             let revs = try #require(try await web.json("/api/sessions/\(id)/messages?profile=rev")["rows"] as? [[String: Any]])
-            #expect(revs.count >= 4, "three revs and their replies, at least")
+            // As from Sync Gateway: three revs, only beta's (it has an attachment) awaiting a reply.
+            #expect(revs.count == 4, "three revs and beta's reply")
             #expect(revs.allSatisfy { $0["p"] as? String == "rev" })
+            let beta = try #require(revs.first { ($0["docs"] as? [String])?.contains("beta") == true && $0["ty"] as? String == "MSG" })
+            #expect(beta["l"] as? Int ?? -1 > beta["i"] as? Int ?? .max, "linked to its reply")
             let alpha = try #require(revs.first { ($0["docs"] as? [String])?.contains("alpha") == true && $0["ty"] as? String == "MSG" })
             let seq = try #require(alpha["i"] as? Int)
-            #expect(alpha["l"] as? Int ?? -1 > seq, "linked to its reply")
+            #expect(alpha["l"] as? Int ?? -1 == -1, "NoReply: no reply to link")
 
             let detail = try await web.json("/api/sessions/\(id)/messages/\(seq)")
             let base64 = try #require(detail["bodyBase64"] as? String)

@@ -29,7 +29,9 @@ struct PolicyEngineTests {
         #expect(denied.enforced.count == 1)
         #expect(engine.evaluate(Self.request("rev", id: "final-7"), session: Self.alice, now: 0).isEmpty)
         let silent = engine.evaluate(Self.request("rev", id: "draft-7", noReply: true), session: Self.alice, now: 0)
-        #expect(actions(silent) == ["no-drafts: drop"], "a denied noreply request is dropped without an answer")
+        // A NoReply request keeps its deny: no ERR goes back (the mediator sends none), but a
+        // rev's receiver gets a norev with this status (Sync Gateway sends revs NoReply).
+        #expect(actions(silent) == ["no-drafts: deny HTTP 403 \"drafts stay on the device\""])
     }
 
     @Test("rate limit with onExceed delay: the burst passes, then delays that grow in order, per user")

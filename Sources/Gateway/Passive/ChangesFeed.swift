@@ -5,8 +5,12 @@ import Replication
 /// One subChanges subscription on the passive side (replication-protocol §3 "subChanges",
 /// §5 "Pull" steps 4–7, 11, 13): sends changes in batches while at most
 /// ``GatewayLimits/maxUnansweredChanges`` are unanswered, answers each reply with rev (or norev
-/// for a revision no longer held), sends the empty "caught up" changes once everything before
-/// it was answered, and in continuous mode keeps going as the database changes.
+/// for a revision no longer held), sends the "caught up" changes once everything before it was
+/// answered, and in continuous mode keeps going as the database changes.
+///
+/// As Sync Gateway does (docs/sync-gateway-behaviour.md): the caught-up changes has the body
+/// `null` and is NoReply; a rev is NoReply unless it has attachments, whose fetching
+/// ``AttachmentAllowances`` allows until the rev's reply comes back.
 ///
 /// `@unchecked Sendable` because the database observer captures it: every method runs on
 /// `eventLoop` (the observer hops there first).
@@ -27,6 +31,7 @@ final class ChangesFeed: @unchecked Sendable {
     private let peer: BLIPPeer
     private let eventLoop: EventLoop
     private let limits: GatewayLimits
+    private let allowances: AttachmentAllowances
     private let subscription: Subscription
     private var cursor: UInt64
     private var unanswered = 0
@@ -35,7 +40,8 @@ final class ChangesFeed: @unchecked Sendable {
     private var observer: UInt64?
 
     init(database: GatewayDatabase, collection: CollectionPath, collectionIndex: Int?, peer: BLIPPeer,
-         eventLoop: EventLoop, limits: GatewayLimits, subscription: Subscription) {
+         eventLoop: EventLoop, limits: GatewayLimits, allowances: AttachmentAllowances, subscription: Subscription) {
+        self.allowances = allowances
         self.database = database
         self.collection = collection
         self.collectionIndex = collectionIndex
@@ -72,7 +78,7 @@ final class ChangesFeed: @unchecked Sendable {
             if entries.isEmpty {
                 if !sentCaughtUp, unanswered == 0 {
                     sentCaughtUp = true
-                    _ = peer.sendRequest(changesRequest(RevisionSender.changesBody([]), noReply: true))
+                    _ = peer.sendRequest(changesRequest(Self.caughtUpBody, noReply: true))
                     if !subscription.continuous { stop() }
                 }
                 return
@@ -80,6 +86,9 @@ final class ChangesFeed: @unchecked Sendable {
             send(entries)
         }
     }
+
+    /// Sync Gateway's caught-up batch: `null`, not `[]`.
+    static let caughtUpBody = ByteBuffer(string: "null")
 
     private func changesRequest(_ body: ByteBuffer, noReply: Bool = false) -> BLIPMessage {
         var properties: Properties = [:]
@@ -111,13 +120,35 @@ final class ChangesFeed: @unchecked Sendable {
                                                         knownAncestors: known, maxHistory: maxHistory) {
                 var outgoing = revision
                 outgoing.sequence = entry.sequence
-                _ = peer.sendRequest(RevisionSender.revMessage(docID: entry.docID, outgoing, collectionIndex: collectionIndex,
-                                                               versions: subscription.versions))
+                sendRev(outgoing, docID: entry.docID)
             } else {
                 let named = subscription.versions ? entry.version ?? entry.revID : entry.revID
                 _ = peer.sendRequest(RevisionSender.noRevMessage(docID: entry.docID, revID: named,
                                                                  sequence: entry.sequence, collectionIndex: collectionIndex))
             }
         }
+    }
+
+    /// Sends one rev: NoReply when it has no attachments; otherwise awaiting the reply, with its
+    /// attachments allowed to the client until that reply (or the send's failure).
+    private func sendRev(_ revision: OutgoingRevision, docID: String) {
+        let attachments = Self.attachments(of: revision.body)
+        let message = RevisionSender.revMessage(docID: docID, revision, collectionIndex: collectionIndex,
+                                                versions: subscription.versions, noReply: attachments.isEmpty)
+        guard !attachments.isEmpty else {
+            _ = peer.sendRequest(message)
+            return
+        }
+        let allowed = allowances.allow(attachments, of: docID)
+        peer.sendRequest(message).whenComplete { [allowances] _ in allowances.withdraw(allowed) }
+    }
+
+    /// The attachments (`_attachments` and blobs) a revision's body names.
+    static func attachments(of body: ByteBuffer) -> [AttachmentReference] {
+        guard RevMessage.mentionsAttachments(body) || RevMessage.mentionsBlobs(body) else { return [] }
+        let typed = ReplicationMessage(.request(profile: ReplicationProfile.rev.rawValue, properties: ["id": "-", "rev": "1-a"], body: body),
+                                       context: MessageContext())
+        if case .rev(let rev) = typed.content { return rev.attachments }
+        return []
     }
 }

@@ -36,7 +36,7 @@ extension PassiveSession {
         let key = index ?? 0
         feeds.removeValue(forKey: key)?.stop()
         let feed = ChangesFeed(database: database, collection: collection, collectionIndex: index, peer: peer,
-                               eventLoop: eventLoop, limits: limits,
+                               eventLoop: eventLoop, limits: limits, allowances: allowances,
                                subscription: .init(since: since, continuous: sub.continuous, batch: max(batch, 1),
                                                    filter: filter, versions: sub.versioning == .versionVectors))
         feeds[key] = feed

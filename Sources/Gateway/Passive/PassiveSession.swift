@@ -25,6 +25,8 @@ final class PassiveSession: @unchecked Sendable {
     let protocolVersion: Int
     var mode = CollectionMode.undecided
     var feeds: [Int: ChangesFeed] = [:]
+    /// What the client may fetch with getAttachment now (revs sent awaiting its reply).
+    let allowances: AttachmentAllowances
 
     init(database: GatewayDatabase, peer: BLIPPeer, eventLoop: EventLoop, limits: GatewayLimits,
          conflictFree: Bool, user: String?, logger: Logger, protocolVersion: Int = 3) {
@@ -36,6 +38,7 @@ final class PassiveSession: @unchecked Sendable {
         self.conflictFree = conflictFree
         self.user = user
         self.logger = logger
+        allowances = AttachmentAllowances(protocolVersion: protocolVersion, limit: limits.maxAllowedAttachments)
     }
 
     /// Answers one request. Never throws: every failure becomes an ERR reply.
@@ -84,6 +87,7 @@ final class PassiveSession: @unchecked Sendable {
         case .rev(let rev): try receiveRev(request, rev, collection: collection, index: index)
         case .norev: peer.answer(request)
         case .getAttachment(let get):
+            guard allowances.allows(docID: get.docID, digest: get.digest) else { throw AttachmentAllowances.refusal }
             peer.answer(request, with: try PeerResponses.attachmentReply(to: request, get, database: database))
         case .proveAttachment(let prove):
             peer.answer(request, with: try PeerResponses.proofReply(to: request, prove, database: database))

@@ -12,7 +12,7 @@ enum RevisionSender {
     /// stored (`pv1, pv2` or `mv1, mv2; pv…`, omitted when empty).
     static func revMessage(docID: String, _ revision: OutgoingRevision, collectionIndex: Int?,
                            noConflicts: Bool = false, profile: ReplicationProfile = .rev,
-                           versions: Bool = false) -> BLIPMessage {
+                           versions: Bool = false, noReply: Bool = false) -> BLIPMessage {
         var properties: Properties = ["id": docID, "rev": revision.revID, "sequence": String(revision.sequence)]
         if versions, let version = revision.version {
             properties["rev"] = version.current
@@ -24,7 +24,7 @@ enum RevisionSender {
         if noConflicts { properties["noconflicts"] = "true" }
         if let collectionIndex { properties["collection"] = String(collectionIndex) }
         return .request(profile: profile.rawValue, properties: properties, body: revision.body,
-                        compressed: revision.body.readableBytes > 256)
+                        compressed: revision.body.readableBytes > 256, noReply: noReply)
     }
 
     /// A norev for a wanted revision that is no longer held (§3 "norev").

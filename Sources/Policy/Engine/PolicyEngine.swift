@@ -164,10 +164,12 @@ public final class PolicyEngine: Sendable {
         }
     }
 
-    /// An ERR answers only a request that wants a reply; anything else is dropped.
+    /// A request is refused with `reply`, a NoReply one too: nobody gets the ERR then, but its
+    /// status is what the relay's `norev` for a refused `rev` tells the receiver (Sync Gateway's
+    /// revs are NoReply). A reply or an error is dropped.
     private static func refuse(_ message: MessageFacts, _ reply: ErrorReply,
                                _ make: (ErrorReply) -> ResolvedAction) -> ResolvedAction {
-        message.type == .request && !message.noReply ? make(reply) : .drop
+        message.type == .request ? make(reply) : .drop
     }
 
     private static func rateLimit(_ rule: String, _ limit: RateLimit, _ message: MessageFacts, _ session: SessionFacts,
