@@ -62,6 +62,11 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
         .target(
+            // Sync Gateway's log lines, read and joined with the sessions they belong to.
+            name: "SyncGatewayLog",
+            dependencies: ["CZlib"]
+        ),
+        .target(
             name: "Policy",
             dependencies: [
                 "BLIPCore",
@@ -157,7 +162,7 @@ let package = Package(
             name: "blipscope",
             dependencies: [
                 "BLIPCore", "Capture", "CZlib", "CISAL", "BLIPNIO", "Relay", "Replication", "Gateway", "Replay", "Mediation", "Policy",
-                "WebView", "Soak", "CMalloc",
+                "WebView", "Soak", "CMalloc", "SyncGatewayLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -174,6 +179,11 @@ let package = Package(
         .testTarget(
             name: "BLIPCoreTests",
             dependencies: ["BLIPCore", "BLIPTestSupport", "CZlib"]
+        ),
+        .testTarget(
+            name: "SyncGatewayLogTests",
+            dependencies: ["SyncGatewayLog"],
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "WebSocketWireTests",

@@ -151,8 +151,8 @@ struct RelayCommandTests {
         #expect(try await relay.stop() == 0)
 
         let log = relay.output.lines
-        #expect(log.contains { $0.contains("event=open") && $0.contains("db=db1 ") && $0.hasSuffix("upstream=ws://127.0.0.1:\(port1)") })
-        #expect(log.contains { $0.contains("event=open") && $0.contains("db=db2 ") && $0.hasSuffix("upstream=ws://127.0.0.1:\(port2)") })
+        #expect(log.contains { $0.contains("event=open") && $0.contains("db=db1 ") && $0.contains("upstream=ws://127.0.0.1:\(port1) correlationID=") })
+        #expect(log.contains { $0.contains("event=open") && $0.contains("db=db2 ") && $0.contains("upstream=ws://127.0.0.1:\(port2) correlationID=") })
         #expect(log.contains { $0.contains(" id=one-a ") } && !log.contains { $0.contains(" id=two-a ") && $0.contains("db=db1") })
         #expect(log.contains { $0.contains("event=refused") && $0.contains("status=404") && $0.contains("/db3/") },
                 "the refusal is logged: \(log.suffix(5))")

@@ -27,9 +27,12 @@ final class PassiveSession: @unchecked Sendable {
     var feeds: [Int: ChangesFeed] = [:]
     /// What the client may fetch with getAttachment now (revs sent awaiting its reply).
     let allowances: AttachmentAllowances
+    /// Sync Gateway's kind of log line per handled request, when configured.
+    var log: SyncGatewayStyleLog?
 
     init(database: GatewayDatabase, peer: BLIPPeer, eventLoop: EventLoop, limits: GatewayLimits,
-         conflictFree: Bool, user: String?, logger: Logger, protocolVersion: Int = 3) {
+         conflictFree: Bool, user: String?, logger: Logger, protocolVersion: Int = 3, log: SyncGatewayStyleLog? = nil) {
+        self.log = log
         self.protocolVersion = protocolVersion
         self.database = database
         self.peer = peer
@@ -47,10 +50,12 @@ final class PassiveSession: @unchecked Sendable {
             peer.answer(request, with: GatewayError.noHandler(for: request))
             return
         }
+        log?.handled(request, profile: profile)
         do {
             try dispatch(request, profile: profile)
         } catch {
             logger.debug("\(profile.rawValue) #\(request.number) refused: \(error)")
+            log?.refused(request, profile: profile, error: error)
             peer.answer(request, error: error)
         }
     }

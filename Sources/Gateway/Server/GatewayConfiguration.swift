@@ -28,6 +28,9 @@ public struct GatewayConfiguration: Sendable {
     /// Serve wss instead of ws.
     public var tls: BLIPServerTLS?
     public var logger = Logger(label: "blipscope.gateway")
+    /// Where the gateway writes, as Sync Gateway does, one line per replication request it
+    /// handles, in Sync Gateway's format (``SyncGatewayStyleLog``); nil: not written.
+    public var syncGatewayLog: (@Sendable (String) -> Void)?
 
     public init(databases: [GatewayDatabase] = [GatewayDatabase(name: "db")]) {
         self.databases = databases

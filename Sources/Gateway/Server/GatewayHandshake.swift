@@ -7,9 +7,16 @@ import NIOHTTP1
 /// served database (404), the Basic credentials must match when users are configured (401 with
 /// a `WWW-Authenticate` challenge: LiteCore only sends credentials after one), and one of the
 /// client's sub-protocols must be spoken, the client's order winning (500 "I only speak …").
+///
+/// An accepted upgrade gets an `X-Correlation-ID`, as from Sync Gateway: its context ID for the
+/// replication (eight or fewer lower-case hex digits), which prefixes its log lines (`c:[ID]`).
 struct GatewayHandshake: Equatable {
     var database: String
     var user: String?
+    var correlationID = GatewayHandshake.newCorrelationID()
+
+    /// Sync Gateway's shape: the hex of a random 31-bit number.
+    static func newCorrelationID() -> String { String(UInt32.random(in: 0..<(1 << 31)), radix: 16) }
 
     enum Outcome {
         case accept(GatewayHandshake, BLIPHandshakeDecision)
@@ -41,8 +48,10 @@ struct GatewayHandshake: Equatable {
         }
         let choice = BLIPHandshakeDecision.syncGatewayChoice(
             offered: BLIPHandshakeDecision.offeredProtocols(head.headers), supported: configuration.subprotocols)
-        guard case .accept = choice else { return .refuse(choice) }
-        return .accept(GatewayHandshake(database: name, user: user), choice)
+        guard case .accept(let subprotocol, var headers) = choice else { return .refuse(choice) }
+        let handshake = GatewayHandshake(database: name, user: user)
+        headers.add(name: "X-Correlation-ID", value: handshake.correlationID)
+        return .accept(handshake, .accept(subprotocol: subprotocol, headers: headers))
     }
 
     /// N of `BLIP_3+CBMobile_N` (3 when absent or unreadable).

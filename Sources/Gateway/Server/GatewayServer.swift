@@ -69,7 +69,10 @@ public final class GatewayServer: Sendable {
         let session = PassiveSession(database: database, peer: handler, eventLoop: connection.channel.eventLoop,
                                      limits: configuration.limits, conflictFree: configuration.conflictFree,
                                      user: handshake.user, logger: logger,
-                                     protocolVersion: GatewayHandshake.protocolVersion(of: connection.subprotocol))
+                                     protocolVersion: GatewayHandshake.protocolVersion(of: connection.subprotocol),
+                                     log: configuration.syncGatewayLog.map {
+                                         SyncGatewayStyleLog(context: handshake.correlationID, database: handshake.database, write: $0)
+                                     })
         let id = registry.add(session, handler: handler, connection: connection)
         logger.debug("connection \(id) opened with \(connection.subprotocol ?? "no sub-protocol")")
         connection.closed.whenComplete { _ in

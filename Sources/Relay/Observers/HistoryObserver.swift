@@ -43,7 +43,7 @@ public final class HistoryObserver: RelayObserver, Sendable {
             let description = SessionDescription(
                 id: info.id, clientAddress: info.clientAddress + (info.clientPort.map { ":\($0)" } ?? ""), user: info.user,
                 database: info.database, upstream: info.upstream, subprotocol: info.subprotocol,
-                startedWallClock: Date().timeIntervalSince1970)
+                startedWallClock: Date().timeIntervalSince1970, correlationID: info.correlationID)
             history.open(description, analyzer: info.analyzer, at: Self.now())
         case .sessionClosed(let summary):
             history.close(sessionID: summary.info.id, reason: Self.closeReason(summary), at: Self.now())

@@ -24,9 +24,12 @@ struct LogLine {
     static let maxBodyPreview = 256
 
     func opened(_ info: SessionInfo) -> LineBuilder {
-        fields([("event", .text("open")), ("session", .int(Int(info.id))), ("client", .text(info.clientAddress)),
+        var list: [(StaticString, Value)] = [("event", .text("open")), ("session", .int(Int(info.id))), ("client", .text(info.clientAddress)),
                 ("user", info.user.map { .text($0) } ?? .null), ("db", .text(info.database)),
-                ("protocol", info.subprotocol.map { .text($0) } ?? .null), ("upstream", .text(info.upstream))])
+                ("protocol", info.subprotocol.map { .text($0) } ?? .null), ("upstream", .text(info.upstream))]
+        // Sync Gateway's context ID: its log lines of this replication start with c:[ID].
+        if let id = info.correlationID { list.append(("correlationID", .text(id))) }
+        return fields(list)
     }
 
     func closed(_ summary: SessionSummary) -> LineBuilder {

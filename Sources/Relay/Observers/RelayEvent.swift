@@ -34,6 +34,9 @@ public struct SessionInfo: Sendable {
     public var request: NIOHTTP1.HTTPRequestHead? = nil
     /// The upstream's 101 answer as received.
     public var upstreamResponse: NIOHTTP1.HTTPResponseHead? = nil
+    /// Sync Gateway's context ID for this replication: the 101's `X-Correlation-ID`, which
+    /// prefixes each of its log lines for it (`c:[ID]`); nil when the upstream sent none.
+    public var correlationID: String? { upstreamResponse?.headers.first(name: "X-Correlation-ID") }
     /// The client's TCP port, when known.
     public var clientPort: Int? = nil
     /// From dialing the upstream to its 101 answer.

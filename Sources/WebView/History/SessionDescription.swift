@@ -11,9 +11,12 @@ public struct SessionDescription: Sendable, Equatable {
     public var startedWallClock: Double
     /// Where it came from when it was read from files (`blipscope web`): the capture's name.
     public var source: String?
+    /// Sync Gateway's context ID for the replication (its 101's `X-Correlation-ID`, `c:[ID]` in its log).
+    public var correlationID: String?
 
     public init(id: UInt64, clientAddress: String, user: String?, database: String, upstream: String,
-                subprotocol: String?, startedWallClock: Double, source: String? = nil) {
+                subprotocol: String?, startedWallClock: Double, source: String? = nil, correlationID: String? = nil) {
+        self.correlationID = correlationID
         self.id = id
         self.clientAddress = clientAddress
         self.user = user

@@ -56,7 +56,8 @@ public enum CaptureHistoryLoader {
         let database = path.split(separator: "/").first.map(String.init) ?? ""
         let description = SessionDescription(id: id, clientAddress: "\(connection.client)", user: nil, database: database,
                                              upstream: "\(connection.server)", subprotocol: subprotocol,
-                                             startedWallClock: start, source: source)
+                                             startedWallClock: start, source: source,
+                                             correlationID: connection.response?.headers.values(for: "X-Correlation-ID").first)
         guard history.open(description, analyzer: analyzer, at: start) != nil else { return 0 }
         var messages = 0
         var end = start

@@ -48,6 +48,7 @@ public enum WebJSON {
         json.string("upstream", description.upstream)
         json.string("subprotocol", description.subprotocol)
         if let source = description.source { json.string("source", source) }
+        if let correlationID = description.correlationID { json.string("correlationID", correlationID) }
         json.double("startWallClock", description.startedWallClock)
         json.double("duration", max(0, end - recording.started))
         json.bool("live", snapshot.isLive)

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import BLIPNIO
 import Gateway
@@ -48,6 +49,10 @@ struct GatewayCommand: AsyncParsableCommand {
     @Option(help: "Gateway log level (written to standard error).")
     var logLevel: Logger.Level = .notice
 
+    @Option(name: .customLong("sg-log-file"),
+            help: "Also write a line per replication request handled, in Sync Gateway's log format, to this file (for inspect --sg-log).")
+    var sgLogFile: String?
+
     func run() async throws {
         let configuration = try makeConfiguration()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
@@ -86,6 +91,14 @@ struct GatewayCommand: AsyncParsableCommand {
         default: throw ValidationError("--tls-cert and --tls-key go together")
         }
         configuration.logger = .standardError("blipscope.gateway", level: logLevel)
+        if let sgLogFile {
+            guard FileManager.default.createFile(atPath: sgLogFile, contents: nil),
+                  let handle = FileHandle(forWritingAtPath: sgLogFile) else {
+                throw CommandFailure(cause: "cannot write --sg-log-file \(sgLogFile)", hint: "name a file in a directory you can write to")
+            }
+            let lock = NSLock()
+            configuration.syncGatewayLog = { line in lock.withLock { handle.write(Data((line + "\n").utf8)) } }
+        }
         return configuration
     }
 }

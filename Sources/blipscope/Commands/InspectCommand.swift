@@ -3,6 +3,7 @@ import BLIPCore
 import Capture
 import Foundation
 import Replication
+import SyncGatewayLog
 
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -43,6 +44,14 @@ struct InspectCommand: ParsableCommand {
     @Flag(help: "Stuck replications and protocol violations, with their reasons.")
     var stuck = false
 
+    @Option(name: .customLong("sg-log"), parsing: .upToNextOption, help: ArgumentHelp(
+        "Sync Gateway log files (console output or sg_*.log, rotated .gz too) to show beside the sessions.",
+        discussion: """
+            Each session is matched by the X-Correlation-ID of its 101 (SG's context ID, c:[…] in its log);
+            SG's line for a request it handled follows that request, its other lines the session's messages.
+            """))
+    var sgLog: [String] = []
+
     func validate() throws {
         if files.isEmpty { throw ValidationError("name at least one capture file or directory") }
     }
@@ -56,14 +65,25 @@ struct InspectCommand: ParsableCommand {
         }
         let listMessages = doc == nil && !summary && !stuck
         var totals = (messages: 0, problems: 0, connections: 0)
-        for input in inputs {
-            let read = try read(input)
+        // With SG's logs, every input is read first: the log is read once, for the sessions' IDs.
+        var reads: [(connections: [CapturedConnection], problems: Int)] = []
+        var sgLines: SyncGatewayLog?
+        if !sgLog.isEmpty {
+            reads = try inputs.map(read)
+            let ids = Set(reads.flatMap { $0.connections.compactMap(Self.correlationID) })
+            do { sgLines = try SyncGatewayLog(reading: sgLog, correlationIDs: ids) } catch {
+                throw CommandFailure(cause: error.description, hint: "give the console output or sg_*.log files Sync Gateway wrote")
+            }
+        }
+        for (position, input) in inputs.enumerated() {
+            let read = sgLines == nil ? try read(input) : reads[position]
             var connections = read.connections
             totals.problems += read.problems
             for index in connections.indices { connections[index].index += totals.connections }
             totals.connections += connections.count
             for connection in connections where connection.kind == .webSocket {
-                let counts = inspect(connection, listMessages: listMessages)
+                let lines = Self.correlationID(of: connection).flatMap { id in sgLines.map { ($0.lines[id] ?? [], id, $0.dropped[id] ?? 0) } }
+                let counts = inspect(connection, listMessages: listMessages, sgLines: lines)
                 totals.messages += counts.messages
                 totals.problems += counts.problems
             }
@@ -106,8 +126,15 @@ struct InspectCommand: ParsableCommand {
         return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && directory.boolValue
     }
 
+    /// Sync Gateway's context ID for the session: the 101's `X-Correlation-ID`.
+    static func correlationID(of connection: CapturedConnection) -> String? {
+        connection.response?.headers.values(for: "X-Correlation-ID").first
+    }
+
     /// Lists or analyses one WebSocket connection; returns its message and problem counts.
-    private func inspect(_ connection: CapturedConnection, listMessages: Bool) -> (messages: Int, problems: Int) {
+    /// `sgLines`: Sync Gateway's lines of this session (``SyncGatewayLog``), shown beside its messages.
+    private func inspect(_ connection: CapturedConnection, listMessages: Bool,
+                         sgLines: (lines: [SyncGatewayLogLine], id: String, dropped: Int)? = nil) -> (messages: Int, problems: Int) {
         var limits = AnalyzerLimits()
         if let doc { limits.trackedDocuments = [doc] }
         let analyzer = SessionAnalyzer(connection: connection.index, limits: limits)
@@ -119,6 +146,9 @@ struct InspectCommand: ParsableCommand {
         }
         var messages = 0
         var problems = 0
+        // With SG's lines, the listing waits for the session's end: SG's lines are laid by request.
+        var listed: [(line: String, request: UInt64?)] = []
+        var clientRequests: [(number: UInt64, profile: String?)] = []
         CaptureInspector(includeAcks: acks, includeFrames: frames).inspect(connection) { record in
             var record = record
             switch record.kind {
@@ -137,7 +167,18 @@ struct InspectCommand: ParsableCommand {
             case .error:
                 problems += 1
             }
-            if listMessages { print(json ? record.jsonLine() : record.textLine(previewLength: preview)) }
+            guard listMessages else { return }
+            let line = json ? record.jsonLine() : record.textLine(previewLength: preview)
+            guard sgLines != nil else { return print(line) }
+            var request: UInt64?
+            if case .message(let message) = record.kind, message.type == .request, record.direction == .clientToServer {
+                request = message.number
+                clientRequests.append((message.number, message.profile))
+            }
+            listed.append((line, request))
+        }
+        if let sgLines, listMessages {
+            printBeside(listed, sgLines, requests: clientRequests, connection: connection.index)
         }
         for drop in connection.dropsWithoutClose {
             // A stream's last event: after everything its sender sent.
@@ -149,6 +190,28 @@ struct InspectCommand: ParsableCommand {
         if summary { printSummary(analyzer.summary()) }
         if stuck { printFindings(analyzer.allFindings(now: .infinity), connection: connection.index) }
         return (messages, problems)
+    }
+
+    /// The session's listing with Sync Gateway's lines: each request SG handled is followed by
+    /// SG's line for it; SG's other lines of the session follow the messages. JSON: one
+    /// `{"conn", "type": "SGLOG", "number"?, "line"}` record per line.
+    private func printBeside(_ listed: [(line: String, request: UInt64?)], _ sg: (lines: [SyncGatewayLogLine], id: String, dropped: Int),
+                             requests: [(number: UInt64, profile: String?)], connection: Int) {
+        let join = SessionLogJoin(lines: sg.lines, requests: requests)
+        func emit(_ line: SyncGatewayLogLine, number: UInt64?) {
+            if json {
+                print(ReplicationJSON.encode(SGLogRecord(conn: connection, number: number.map(Int.init), line: String(line.text))))
+            } else {
+                print("    SG " + line.text)
+            }
+        }
+        if !json { print("# Sync Gateway c:[\(sg.id)]: \(sg.lines.count) lines" + (sg.dropped > 0 ? " (\(sg.dropped) more not kept)" : "")) }
+        for entry in listed {
+            print(entry.line)
+            if let number = entry.request { for line in join.byRequest[number] ?? [] { emit(line, number: number) } }
+        }
+        if !join.session.isEmpty, !json { print("# Sync Gateway's other lines of c:[\(sg.id)]") }
+        for line in join.session { emit(line, number: nil) }
     }
 
     /// A TCP stream that ended without a WebSocket CLOSE: `DROP` with `tcp` FIN or RST in JSON.
@@ -239,6 +302,14 @@ struct InspectCommand: ParsableCommand {
         print("# connection \(connection): \(findings.count) findings")
         for finding in findings { print("  \(finding)") }
     }
+}
+
+/// `inspect --json --sg-log`'s record of one of Sync Gateway's lines.
+private struct SGLogRecord: Encodable {
+    var conn: Int
+    var type = "SGLOG"
+    var number: Int?
+    var line: String
 }
 
 /// `inspect --json`'s record of a TCP stream that ended without a WebSocket CLOSE.
