@@ -42,14 +42,19 @@ public struct RelayLimits: Sendable, Equatable {
     /// a free per message; a session that goes idle holds at most this much more. 0: never kept.
     public var unmaskBufferKept = 4 * 1024
     /// Limits of the passive BLIP decoders (one per direction).
+    /// Messages up to 24 MiB are decoded: Sync Gateway stores documents of up to 20 MB
+    /// (`max_document_size`), and the analyzer reads a rev's whole body.
     public var decoder: BLIPLimits = {
         var limits = BLIPLimits.default
-        limits.maxMessageSize = 16 * 1024 * 1024
+        limits.maxMessageSize = 24 * 1024 * 1024
         return limits
     }()
     /// Bytes of partly received BLIP messages the decoders may hold, both directions together.
     /// Past it the session stops decoding (logged; forwarding goes on, `--strict` closes).
-    public var maxDecoderBytesInProgress = 16 * 1024 * 1024
+    /// Sync Gateway sends the revs of a pull several at a time, their frames interleaved: a
+    /// pull of a 15 MB, two 5 MB and another 15 MB document had more than 16 MiB in progress at
+    /// once (SG 3.2.8), so room for three of its largest documents.
+    public var maxDecoderBytesInProgress = 64 * 1024 * 1024
     /// Bytes of partly received messages all mediating sessions together may hold (each one
     /// also within ``BLIPLimits/maxBytesInProgress`` per direction); the session that would take
     /// the total past it ends with 1011.
