@@ -1,0 +1,139 @@
+import Foundation
+import NIOPosix
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Couchbase's Sync Gateway (Community Edition, built from public source outside this
+/// repository) run as the real upstream, standalone on an in-memory bucket, with its
+/// configuration written by the test. Opt-in: `BLIPSCOPE_SYNC_GATEWAY` names a 3.2 binary,
+/// `BLIPSCOPE_SYNC_GATEWAY4` a 4.1 one; without them these tests are skipped.
+final class SyncGateway: @unchecked Sendable {
+    static let path3 = ProcessInfo.processInfo.environment["BLIPSCOPE_SYNC_GATEWAY"]
+    static let path4 = ProcessInfo.processInfo.environment["BLIPSCOPE_SYNC_GATEWAY4"]
+    static func available(_ path: String?) -> Bool { path.map { FileManager.default.isExecutableFile(atPath: $0) } ?? false }
+    static var anyAvailable: Bool { available(path3) || available(path4) }
+    /// The binaries set, named by version line.
+    static var binaries: [String] { [path3, path4].compactMap { $0 }.filter { available($0) } }
+
+    let publicPort: Int
+    let adminPort: Int
+    let directory: URL
+    let logPath: String
+    private let process: Process
+
+    /// The database `db` on SG's public port.
+    var url: String { "ws://127.0.0.1:\(publicPort)/db" }
+
+    /// Starts SG with `guest` (GUEST with every channel) and `users` (name → password, every
+    /// channel), a `sync` function if given; returns once the admin API's `GET /db/` answers Online.
+    init(binary: String, guest: Bool = true, users: [String: String] = ["alice": "letmein"], sync: String? = nil) async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-sg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let ports = try Self.freePorts(3)
+        publicPort = ports[0]
+        adminPort = ports[1]
+        var userConfig: [String: Any] = ["GUEST": ["disabled": !guest, "admin_channels": ["*"]]]
+        for (name, password) in users { userConfig[name] = ["password": password, "admin_channels": ["*"]] }
+        var database: [String: Any] = ["server": "rosmar:/?mode=memory", "bucket": "db", "use_views": true,
+                                       "num_index_replicas": 0, "users": userConfig,
+                                       // 4.x requires it; 3.2 takes it too.
+                                       "enable_shared_bucket_access": true]
+        if let sync { database["sync"] = sync }
+        let config: [String: Any] = [
+            "disable_persistent_config": true, "admin_interface_authentication": false,
+            "metrics_interface_authentication": false,
+            "interface": "127.0.0.1:\(ports[0])", "adminInterface": "127.0.0.1:\(ports[1])",
+            "metricsInterface": "127.0.0.1:\(ports[2])",
+            "logging": ["console": ["enabled": true, "log_level": "info", "log_keys": ["HTTP", "Sync", "SyncMsg", "WS", "CRUD"]]],
+            "databases": ["db": database]]
+        let configPath = directory.appendingPathComponent("sg.json").path
+        try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: configPath))
+        logPath = directory.appendingPathComponent("sg.log").path
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [configPath]
+        process.currentDirectoryURL = directory
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        // SG is up in ~1.5 s; a loaded machine gets a minute.
+        for _ in 0..<600 {
+            if let body = try? await get("/db/", admin: true), body.contains("Online") { return }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        stop()
+        throw SyncGatewayFailure("Sync Gateway did not come online: \((try? String(contentsOfFile: logPath, encoding: .utf8))?.suffix(2000) ?? "")")
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    func cleanUp() {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Sync Gateway's log so far.
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    // MARK: REST
+
+    func get(_ path: String, admin: Bool = true) async throws -> String {
+        try await request("GET", path, admin: admin, body: nil)
+    }
+
+    /// Writes `documents` (JSON objects with `_id`) through the admin API's `_bulk_docs`.
+    func put(_ documents: [[String: Any]]) async throws {
+        let body = try JSONSerialization.data(withJSONObject: ["docs": documents])
+        _ = try await request("POST", "/db/_bulk_docs", admin: true, body: body)
+    }
+
+    /// The IDs of the live documents (`_all_docs`).
+    func documentIDs() async throws -> [String] {
+        let text = try await get("/db/_all_docs")
+        let json = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        return ((json?["rows"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }.sorted()
+    }
+
+    private func request(_ method: String, _ path: String, admin: Bool, body: Data?) async throws -> String {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(admin ? adminPort : publicPort)\(path)")!)
+        request.httpMethod = method
+        request.httpBody = body
+        request.timeoutInterval = 60
+        if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        let (data, _) = try await URLSession.shared.data(for: request)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func freePorts(_ count: Int) throws -> [Int] {
+        var sockets: [Int32] = []
+        defer { for socket in sockets { close(socket) } }
+        var ports: [Int] = []
+        for _ in 0..<count {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+            sockets.append(fd)
+        }
+        return ports
+    }
+}
+
+struct SyncGatewayFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
