@@ -50,7 +50,7 @@ struct LiteCore4MediatedTests {
         defer { cblite.cleanUp() }
         #expect(result.status == 0 && result.output.contains("Completed 190 docs"), "\(result.output)")
         #expect(ids.count == 190 && !ids.contains("doc-0005"))
-        #expect(harness.events.verdicts.filter { $0.action == "deny 403 + norev" }.count == 10)
+        #expect(harness.events.verdicts.filter { $0.action == "deny 403 (no ERR) + norev" }.count == 10)
         #expect(withheld(harness, \.pulled) == 10, "denied versions are withheld, not lost")
         harness.checkVersionVectorAnalysis()
         #expect(harness.events.summaries.allSatisfy { $0.replication?.pullCaughtUp == true })

@@ -96,10 +96,10 @@ struct LiteCore4Tests {
 
         let local = try cblite.vectorDatabase("local")
         let pull = try cblite.start(["pull", "--continuous", local, harness.url()])
-        try await withDeadline(.seconds(60)) { await harness.events.wait { $0.revsStoredByClient == 121 } }
+        try await cblite.waitForDocuments(local, count: 121)
         // An edit made on the gateway gets a version of the gateway's own, which LiteCore takes.
         _ = try harness.database.put("later", body: ["n": .number("2")])
-        try await withDeadline(.seconds(60)) { await harness.events.wait { $0.revsStoredByClient == 122 } }
+        try await cblite.waitForDocuments(local, count: 122)
         let stopped = try pull.stop()
         #expect(!stopped.output.contains("ERROR"), "\(stopped.output)")
         #expect(try cblite.documentIDs(local).count == 122)

@@ -177,4 +177,60 @@ struct SyncGatewayTests {
             #expect(line.contains("Type:\(profile)") && line.contains("c:[\(id)]"), "\(line)")
         }
     }
+
+    /// A continuous pull gets the documents written through SG's REST API while it runs, directly
+    /// and through the relay alike.
+    @Test(arguments: SyncGateway.binaries)
+    func aContinuousPullGetsWhatIsWrittenThroughTheRESTAPI(binary: String) async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        let gateway = try await SyncGateway(binary: binary)
+        defer { gateway.cleanUp() }
+        try await gateway.put([["_id": "first", "n": 1]])
+        let (group, relay, url, events) = try await Self.relay(to: gateway)
+        var held: [[String]] = []
+        for (tag, target) in [("direct", gateway.url), ("relayed", url)] {
+            let local = try cblite.database("continuous-\(tag)")
+            let pull = try cblite.start(["pull", "--continuous", local, target])
+            try await gateway.put([["_id": "later-\(tag)", "n": 2]])
+            // Bounded: the document shows in the client's database once stored.
+            for _ in 0..<600 where !((try? cblite.documentIDs(local)) ?? []).contains("later-\(tag)") {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            _ = try pull.stop()
+            held.append(try cblite.documentIDs(local).filter { !$0.hasPrefix("later-") || $0 == "later-\(tag)" })
+        }
+        #expect(held[0].count == 2 && held[0].count == held[1].count, "\(held)")
+        await events.wait { $0.summaries.count == 1 }
+        let summary = try #require(events.summaries.first?.replication)
+        #expect(summary.continuous == true && summary.protocolViolations == 0 && events.decodeErrors == 0)
+        #expect(events.summaries.first?.replication?.pulled.revisionsSent ?? 0 >= 2)
+        try await relay.shutdown()
+        try await group.shutdownGracefully()
+    }
+
+    /// SG's sync function refuses some pushed documents (403 per document): the push ends as it
+    /// does direct, and the relay counts what SG stored and the 403s it sent.
+    @Test(arguments: SyncGateway.binaries)
+    func syncFunctionRefusalsArePerDocument(binary: String) async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        let sync = #"function(doc, oldDoc) { if (doc.secret) { throw({forbidden: "secrets stay on the device"}); } channel("public"); }"#
+        let direct = try await SyncGateway(binary: binary, sync: sync)
+        let relayed = try await SyncGateway(binary: binary, sync: sync)
+        defer { direct.cleanUp(); relayed.cleanUp() }
+        let (group, relay, url, events) = try await Self.relay(to: relayed)
+        let documents: [[String: Any]] = (0..<10).map { ["_id": "d\($0)", "secret": $0 % 3 == 0] }
+        let one = try cblite.run(["push", try cblite.database("one", holding: documents), direct.url])
+        let two = try cblite.run(["push", try cblite.database("two", holding: documents), url])
+        #expect(Self.completed(one.output) == Self.completed(two.output), "\(one.output) / \(two.output)")
+        let stored = try await relayed.documentIDs()
+        #expect(stored == (try await direct.documentIDs()) && stored.count == 6)
+        await events.wait { $0.summaries.count == 1 }
+        let summary = try #require(events.summaries.first?.replication)
+        #expect(summary.pushed.documents == 6, "what SG stored")
+        #expect(summary.pushed.revisionsRefused >= 4 && (summary.errorsByDomainAndCode["HTTP 403"] ?? 0) >= 4)
+        try await relay.shutdown()
+        try await group.shutdownGracefully()
+    }
 }

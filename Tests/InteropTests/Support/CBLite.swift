@@ -55,6 +55,17 @@ struct CBLite: Sendable {
         return listed.output.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init).sorted()
     }
 
+    /// Returns once `database` holds `count` documents (asked every 100 ms, for at most
+    /// `seconds`): the revs of a pull from Sync Gateway or the embedded gateway are NoReply, so
+    /// nothing on the wire says when LiteCore stored them; its database does.
+    func waitForDocuments(_ database: String, count: Int, seconds: Double = 60) async throws {
+        for _ in 0..<Int(seconds * 10) {
+            if (try? documentIDs(database).count) == count { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw CBLiteFailure("\(database) did not reach \(count) documents within \(seconds) s")
+    }
+
     /// Files in a database's blob store.
     func blobCount(_ database: String) -> Int {
         (try? FileManager.default.contentsOfDirectory(atPath: database + "/Attachments"))?.count ?? 0
