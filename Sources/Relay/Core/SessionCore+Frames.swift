@@ -143,7 +143,7 @@ extension SessionCore {
     /// sender has left to send, and the relay, which forwards whole frames only, sends nothing
     /// back that could carry the acknowledgement, so without it the sender waited for the kernel's
     /// delayed acknowledgement (40 ms on Linux) once per such read: a large pull from Sync Gateway
-    /// took 1.45× as long through the relay as direct.
+    /// took 1.41× as long through the relay as direct (1.09× with it).
     func readComplete(on side: SessionSide, into actions: inout [SessionAction]) {
         if attached[side.other.rawValue] { actions.append(.flush(side.other)) }
         if configuration.limits.acknowledgeMidFrame, scanners[side.rawValue].pendingBytes > 0 {
