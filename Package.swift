@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "Policy", targets: ["Policy"]),
         .library(name: "Relay", targets: ["Relay"]),
         .library(name: "WebView", targets: ["WebView"]),
+        .library(name: "SyncGatewayLog", targets: ["SyncGatewayLog"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

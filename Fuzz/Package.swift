@@ -23,6 +23,7 @@ let fuzzTargets: [(name: String, products: [String])] = [
     ("fuzz-json", ["Replication", "Mediation"]),
     ("fuzz-policy", ["BLIPCore", "Policy"]),
     ("fuzz-capture-redactor", ["BLIPCore", "Capture"]),
+    ("fuzz-sg-log", ["SyncGatewayLog"]),
 ]
 
 let package = Package(

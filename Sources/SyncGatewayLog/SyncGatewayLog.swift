@@ -32,7 +32,8 @@ public struct SyncGatewayLog: Sendable {
             guard raw.contains("c:["), var line = SyncGatewayLogLine(raw),
                   let id = line.correlationID.map(String.init), correlationIDs.contains(id) else { continue }
             if line.text.utf8.count > limits.maxLineBytes {
-                line = SyncGatewayLogLine(Substring(String(line.text.utf8.prefix(limits.maxLineBytes))!)) ?? line
+                // Cut at the limit (a character the cut splits becomes U+FFFD).
+                line = SyncGatewayLogLine(Substring(String(decoding: line.text.utf8.prefix(limits.maxLineBytes), as: UTF8.self))) ?? line
             }
             if lines[id, default: []].count >= limits.maxLinesPerSession {
                 dropped[id, default: 0] += 1

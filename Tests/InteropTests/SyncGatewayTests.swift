@@ -233,4 +233,59 @@ struct SyncGatewayTests {
         try await relay.shutdown()
         try await group.shutdownGracefully()
     }
+
+    /// LiteCore 4 (cblite 4.0, a version-vector database) with Sync Gateway 4.1 over
+    /// `BLIP_3+CBMobile_4`: push and pull end as direct, and the relay reads them without a
+    /// violation or a finding.
+    @Test(.enabled(if: SyncGateway.available(SyncGateway.path4) && CBLite.available4, "needs BLIPSCOPE_SYNC_GATEWAY4 and BLIPSCOPE_CBLITE4"))
+    func versionVectorsWithSyncGateway4() async throws {
+        let cblite = try CBLite(executable: CBLite.path4)
+        defer { cblite.cleanUp() }
+        let direct = try await SyncGateway(binary: SyncGateway.path4!)
+        let relayed = try await SyncGateway(binary: SyncGateway.path4!)
+        defer { direct.cleanUp(); relayed.cleanUp() }
+        let (group, relay, url, events) = try await Self.relay(to: relayed)
+        var outcomes: [[String]] = []
+        for (tag, target) in [("direct", direct.url), ("relayed", url)] {
+            let source = try cblite.vectorDatabase("source-\(tag)")
+            try cblite.put(mixedDocuments(60, largeEvery: 20), into: source)
+            let pushed = try cblite.run(["push", source, target])
+            #expect(pushed.status == 0 && pushed.output.contains("Completed 60 docs"), "\(tag): \(pushed.output.suffix(300))")
+            let copy = try cblite.vectorDatabase("copy-\(tag)")
+            let pulled = try cblite.run(["pull", copy, target])
+            #expect(pulled.status == 0, "\(tag): \(pulled.output.suffix(300))")
+            outcomes.append([Self.completed(pushed.output), Self.completed(pulled.output)] + (try cblite.documentIDs(copy)))
+        }
+        #expect(outcomes[0] == outcomes[1])
+        await events.wait { $0.summaries.count == 2 }
+        for summary in events.summaries {
+            #expect(summary.info.subprotocol == "BLIP_3+CBMobile_4")
+            #expect(summary.replication?.protocolViolations == 0 && summary.replication?.findings.isEmpty == true,
+                    "\(summary.replication?.findings ?? [])")
+        }
+        #expect(events.summaries.compactMap(\.replication).map { $0.pushed.documents + $0.pulled.documents } == [60, 60])
+        #expect(events.decodeErrors == 0)
+        try await relay.shutdown()
+        try await group.shutdownGracefully()
+    }
+
+    /// A version-vector database speaks only CBMobile_4, which Sync Gateway 3.2 does not: refused
+    /// with HTTP 500 directly, and through the relay alike.
+    @Test(.enabled(if: SyncGateway.available(SyncGateway.path3) && CBLite.available4, "needs BLIPSCOPE_SYNC_GATEWAY and BLIPSCOPE_CBLITE4"))
+    func aVersionVectorDatabaseAgainstSyncGateway3() async throws {
+        let cblite = try CBLite(executable: CBLite.path4)
+        defer { cblite.cleanUp() }
+        let gateway = try await SyncGateway(binary: SyncGateway.path3!)
+        defer { gateway.cleanUp() }
+        let (group, relay, url, events) = try await Self.relay(to: gateway)
+        let source = try cblite.vectorDatabase("source")
+        try cblite.put([["_id": "one", "n": 1]], into: source)
+        let direct = try cblite.run(["push", source, gateway.url])
+        let relayed = try cblite.run(["push", source, url])
+        #expect(direct.status != 0 && relayed.status != 0, "\(direct.output) / \(relayed.output)")
+        #expect(events.refusals.contains { $0.status.code == 500 }, "SG's refusal reached the client")
+        #expect(try await gateway.documentIDs().isEmpty)
+        try await relay.shutdown()
+        try await group.shutdownGracefully()
+    }
 }
