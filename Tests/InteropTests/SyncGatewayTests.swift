@@ -288,4 +288,38 @@ struct SyncGatewayTests {
         try await relay.shutdown()
         try await group.shutdownGracefully()
     }
+
+    /// Sync Gateway killed during a continuous pull: cblite (which never retries) stops with the
+    /// same error directly and through the relay, and the relay's account says the server's side
+    /// went away without a CLOSE.
+    @Test(arguments: SyncGateway.binaries)
+    func syncGatewayKilledDuringAContinuousPull(binary: String) async throws {
+        let cblite = try CBLite()
+        defer { cblite.cleanUp() }
+        var endings: [Int32] = []
+        var events: EventCounter?
+        for tag in ["direct", "relayed"] {
+            let gateway = try await SyncGateway(binary: binary)
+            defer { gateway.cleanUp() }
+            try await gateway.put([["_id": "first", "n": 1]])
+            let relayed = tag == "relayed" ? try await Self.relay(to: gateway) : nil
+            let local = try cblite.database("killed-\(tag)")
+            let pull = try cblite.start(["pull", "--continuous", local, relayed?.url ?? gateway.url])
+            try await cblite.waitForDocuments(local, count: 1)
+            gateway.kill()
+            let ended = try pull.finish(within: 60)
+            endings.append(ended.status)
+            if let relayed {
+                await relayed.events.wait { $0.summaries.count == 1 }
+                events = relayed.events
+                try await relayed.relay.shutdown()
+                try await relayed.group.shutdownGracefully()
+            }
+        }
+        #expect(endings[0] == endings[1] && endings[0] != -9, "cblite ends by itself, the same way: \(endings)")
+        let summary = try #require(events?.summaries.first)
+        #expect(summary.upstreamClose?.abrupt == true && summary.clientClose == nil, "the upstream went away without a CLOSE; the client was dropped by the relay")
+        #expect(summary.replication?.closes.map(\.from) == ["server"] && summary.replication?.closes.first?.isDrop == true,
+                "\(summary.replication?.closes ?? [])")
+    }
 }

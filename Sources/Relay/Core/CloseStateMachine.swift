@@ -31,6 +31,9 @@ struct CloseStateMachine {
     /// A CLOSE was written to the side.
     private var sent = [false, false]
     private var gone = [false, false]
+    /// The relay dropped the side because the other side dropped first (a drop passed on): its
+    /// connection's end is the relay's doing, not something that side sent.
+    private var droppedByRelay = [false, false]
     private var timerArmed = false
     /// Both connections are being closed already (after their CLOSE went out).
     private var closingBoth = false
@@ -74,11 +77,14 @@ struct CloseStateMachine {
     /// `side`'s connection is gone. `otherExists`: the other side's channel was ever opened.
     mutating func connectionClosed(_ side: SessionSide, otherExists: Bool) -> [Action] {
         gone[side.rawValue] = true
-        if received[side.rawValue] == nil && relayError == nil { received[side.rawValue] = .abnormal }
+        if received[side.rawValue] == nil && relayError == nil && !droppedByRelay[side.rawValue] {
+            received[side.rawValue] = .abnormal
+        }
         var actions: [Action] = []
         if !gone[side.other.rawValue], otherExists, relayError == nil, !closingBoth {
             // A drop without CLOSE is passed on as a drop; when the relay itself is closing,
             // ``Action/closeBoth`` closes the other side once its CLOSE is written.
+            droppedByRelay[side.other.rawValue] = true
             actions.append(.drop(side.other))
         }
         if gone[side.other.rawValue] || !otherExists { actions += finish() }

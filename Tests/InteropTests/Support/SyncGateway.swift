@@ -69,6 +69,13 @@ final class SyncGateway: @unchecked Sendable {
         throw SyncGatewayFailure("Sync Gateway did not come online: \((try? String(contentsOfFile: logPath, encoding: .utf8))?.suffix(2000) ?? "")")
     }
 
+    /// Kills it at once (SIGKILL): no CLOSE, the TCP connections reset by the kernel.
+    func kill() {
+        guard process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
     func stop() {
         if process.isRunning {
             process.terminate()

@@ -344,6 +344,19 @@ struct SessionCorePlaybookTests {
         #expect(play.on(.connectionClosed(.upstream)) == [.cancel(.idleCheck), .finished])
         guard case .sessionClosed(let summary)? = play.events.last else { return #expect(Bool(false)) }
         #expect(summary.clientClose?.code == 1006 && summary.clientClose?.abrupt == true)
+        // The upstream's end was the relay's doing: nothing is recorded as sent by it.
+        #expect(summary.upstreamClose == nil)
+    }
+
+    @Test("Sync Gateway killed: the upstream's drop is the one reported, and the analyzer hears only of it")
+    func upstreamDrop() throws {
+        let play = Playbook()
+        #expect(play.on(.connectionClosed(.upstream)) == [.drop(.client)])
+        #expect(play.on(.connectionClosed(.client)) == [.cancel(.idleCheck), .finished])
+        guard case .sessionClosed(let summary)? = play.events.last else { return #expect(Bool(false)) }
+        #expect(summary.upstreamClose?.abrupt == true && summary.clientClose == nil)
+        let closes = try #require(summary.replication?.closes)
+        #expect(closes.map(\.from) == ["server"] && closes.first?.isDrop == true)
     }
 
     @Test("idle: four quiet checks send 1001 to both sides; traffic in between starts the count again")
