@@ -148,7 +148,7 @@ private struct Harness {
             case .schedule(let timer, _): timers.insert(timer)
             case .cancel(let timer): timers.remove(timer)
             case .finished: finished = true
-            case .flush, .read, .close, .drop: break
+            case .flush, .read, .acknowledge, .close, .drop: break
             }
         }
     }
