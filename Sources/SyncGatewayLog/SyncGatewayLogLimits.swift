@@ -8,5 +8,9 @@ public struct SyncGatewayLogLimits: Sendable, Equatable {
     /// by default, so a rotated one fits with room.
     public var maxFileBytes = 1024 * 1024 * 1024
 
+    /// Most bytes a followed log (``SyncGatewayLogTail``) is read per call; a busy gateway's
+    /// backlog is read over several calls.
+    public var maxTailBytesPerRead = 4 * 1024 * 1024
+
     public init() {}
 }

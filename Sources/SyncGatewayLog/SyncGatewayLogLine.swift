@@ -63,3 +63,9 @@ public struct SyncGatewayLogLine: Sendable, Equatable {
         }
     }
 }
+
+extension SyncGatewayLogLine {
+    /// The same line in storage of its own: a line read from a whole file shares the file's text,
+    /// which a line kept for long (the web view's) must not hold alive.
+    public func owned() -> SyncGatewayLogLine { SyncGatewayLogLine(Substring(String(text))) ?? self }
+}

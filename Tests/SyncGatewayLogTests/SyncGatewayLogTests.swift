@@ -50,7 +50,7 @@ struct SyncGatewayLogTests {
             try SyncGatewayLog(reading: ["/nonexistent/sg.log"], correlationIDs: [])
         }
         let broken = FileManager.default.temporaryDirectory.appendingPathComponent("broken-\(UUID()).log.gz").path
-        FileManager.default.createFile(atPath: broken, contents: Data([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff]))
+        _ = FileManager.default.createFile(atPath: broken, contents: Data([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff]))
         defer { try? FileManager.default.removeItem(atPath: broken) }
         #expect { try SyncGatewayLog(reading: [broken], correlationIDs: []) } throws: { error in
             (error as? SyncGatewayLogError)?.description.contains("not a readable gzip file") == true
@@ -76,11 +76,11 @@ struct SyncGatewayLogTests {
         let log = try SyncGatewayLog(reading: [Self.fixture("sg-3.2.8-console.log")], correlationIDs: ["684961ef"])
         let join = SessionLogJoin(lines: log.lines["684961ef"] ?? [],
                                   requests: [(1, "getCheckpoint"), (2, "subChanges"), (3, "setCheckpoint")])
-        #expect(join.byRequest[1]?.map(\.profile) == ["getCheckpoint"])
-        #expect(join.byRequest[2]?.map(\.profile) == ["subChanges"])
-        #expect(join.byRequest[2]?.first?.requestNumber == 1, "SG's own count differs from the BLIP number")
-        #expect(join.byRequest[3]?.map(\.profile) == ["setCheckpoint"])
-        #expect(join.session.map { String($0.text.suffix(30)) }.last?.contains("connection closed") == true)
-        #expect(join.session.count == 5)
+        #expect(join.joined.byRequest[1]?.map(\.profile) == ["getCheckpoint"])
+        #expect(join.joined.byRequest[2]?.map(\.profile) == ["subChanges"])
+        #expect(join.joined.byRequest[2]?.first?.requestNumber == 1, "SG's own count differs from the BLIP number")
+        #expect(join.joined.byRequest[3]?.map(\.profile) == ["setCheckpoint"])
+        #expect(join.joined.session.map { String($0.text.suffix(30)) }.last?.contains("connection closed") == true)
+        #expect(join.joined.session.count == 5)
     }
 }

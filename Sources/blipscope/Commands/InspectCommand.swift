@@ -208,10 +208,10 @@ struct InspectCommand: ParsableCommand {
         if !json { print("# Sync Gateway c:[\(sg.id)]: \(sg.lines.count) lines" + (sg.dropped > 0 ? " (\(sg.dropped) more not kept)" : "")) }
         for entry in listed {
             print(entry.line)
-            if let number = entry.request { for line in join.byRequest[number] ?? [] { emit(line, number: number) } }
+            if let number = entry.request { for line in join.joined.byRequest[number] ?? [] { emit(line, number: number) } }
         }
-        if !join.session.isEmpty, !json { print("# Sync Gateway's other lines of c:[\(sg.id)]") }
-        for line in join.session { emit(line, number: nil) }
+        if !join.joined.session.isEmpty, !json { print("# Sync Gateway's other lines of c:[\(sg.id)]") }
+        for line in join.joined.session { emit(line, number: nil) }
     }
 
     /// A TCP stream that ended without a WebSocket CLOSE: `DROP` with `tcp` FIN or RST in JSON.
