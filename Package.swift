@@ -86,7 +86,7 @@ let package = Package(
         .target(
             name: "WebView",
             dependencies: [
-                "BLIPCore", "Replication", "Capture",
+                "BLIPCore", "Replication", "Capture", "SyncGatewayLog",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -218,7 +218,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "Relay", "Policy", "BLIPNIO", "BLIPCore", "Replication", "BLIPTestSupport", "WebView", "Capture",
+                "Gateway", "Relay", "Policy", "BLIPNIO", "BLIPCore", "Replication", "BLIPTestSupport", "WebView", "Capture", "SyncGatewayLog",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -250,7 +250,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WebViewTests",
-            dependencies: ["WebView", "Capture", "BLIPCore", "Replication", .product(name: "NIOCore", package: "swift-nio"),
+            dependencies: ["WebView", "Capture", "BLIPCore", "Replication", "SyncGatewayLog", .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
         ),
         .testTarget(

@@ -2,8 +2,9 @@
 /// a viewer can grow is capped here; the worst case is
 /// `(maxLiveSessions + maxClosedSessions) × maxMessagesPerSession` message records (each about
 /// 200 bytes) and, per session, at most ``maxCopiedBytesPerSession`` of body previews and
-/// property copies and ``maxAnalysisBytesPerSession`` of the analyzer's readings: with the
-/// defaults, 120 × (10,000 × (~200 B + 800 B) + 2 MiB) ≈ 1.45 GB. An ordinary session fills
+/// property copies, ``maxAnalysisBytesPerSession`` of the analyzer's readings and
+/// ``maxSyncGatewayLogBytesPerSession`` of Sync Gateway's lines: with the defaults,
+/// 120 × (10,000 × (~200 B + 800 B) + 2 MiB + 1 MiB) ≈ 1.57 GB. An ordinary session fills
 /// far less (a 10,000-message pull: ~2 MB of records, ~3.8 MB of readings).
 public struct WebViewLimits: Sendable, Equatable {
     /// Live sessions recorded at once; sessions opened beyond it are counted, not recorded.
@@ -56,6 +57,9 @@ public struct WebViewLimits: Sendable, Equatable {
     public var maxViewers = 32
     /// Messages one JSON page returns at most.
     public var maxPageSize = 5_000
+    /// Bytes of Sync Gateway's log lines kept per session (`--sg-log`); later lines are counted,
+    /// not kept. SG's info-level log of a 10,000-document pull is a few hundred lines.
+    public var maxSyncGatewayLogBytesPerSession = 1 << 20
     /// How often a live feed looks for new records, in milliseconds.
     public var feedIntervalMilliseconds = 500
 

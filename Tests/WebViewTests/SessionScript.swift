@@ -12,12 +12,12 @@ final class SessionScript {
     let id: UInt64
     var time = 100.0
 
-    init(limits: WebViewLimits = .default, id: UInt64 = 1, history: SessionHistory? = nil) {
+    init(limits: WebViewLimits = .default, id: UInt64 = 1, history: SessionHistory? = nil, correlationID: String? = nil) {
         self.history = history ?? SessionHistory(limits: limits)
         self.id = id
         self.history.open(SessionDescription(id: id, clientAddress: "127.0.0.1:5000", user: "alice", database: "db",
                                              upstream: "127.0.0.1:4984", subprotocol: "BLIP_3+CBMobile_3",
-                                             startedWallClock: 1_700_000_000),
+                                             startedWallClock: 1_700_000_000, correlationID: correlationID),
                           analyzer: analyzer, at: time)
     }
 

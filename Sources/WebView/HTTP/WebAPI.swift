@@ -9,6 +9,7 @@
 /// | `/api/sessions/{id}/messages?after&limit&…` | ``WebJSON/messages(_:filter:from:limit:)`` (``MessageFilter``) |
 /// | `/api/sessions/{id}/messages/{seq}` | ``WebJSON/detail(_:seq:)`` |
 /// | `/api/sessions/{id}/findings` | ``WebJSON/findings(_:now:)`` |
+/// | `/api/sessions/{id}/sglog` | ``WebJSON/syncGatewayLog(_:)`` (with `--sg-log`) |
 /// | `/api/sessions/{id}/events?after=SEQ` | ``MessageFeed`` |
 /// | `/api/sessions/{id}/capture.blipcap`, `…/capture.pcap` | the capture, when there is one |
 /// | `/api/docs/{docID}` | ``WebJSON/document(_:history:)`` |
@@ -65,6 +66,9 @@ public struct WebAPI: Sendable {
             return .json(detail)
         case 2 where parts[1] == "findings":
             return .json(WebJSON.findings(recording, now: now()))
+        case 2 where parts[1] == "sglog":
+            guard let log = WebJSON.syncGatewayLog(recording) else { return .notFound("this session has no Sync Gateway log (--sg-log)") }
+            return .json(log)
         case 2 where parts[1] == "events":
             return .messageFeed(MessageFeed(recording: recording, after: request.int("after", default: -1, in: -1...Int.max - 1)))
         case 2 where parts[1] == "capture.blipcap":

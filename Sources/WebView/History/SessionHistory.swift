@@ -1,6 +1,7 @@
 import BLIPCore
 import NIOConcurrencyHelpers
 import Replication
+import SyncGatewayLog
 
 /// What the web view knows: the live sessions and the most recently closed ones, each a
 /// ``SessionRecording``. The relay (or `blipscope web`, from files) writes; viewers read. Bounded
@@ -11,6 +12,8 @@ import Replication
 /// session's own lock; nothing is formatted until a viewer asks.
 public final class SessionHistory: Sendable {
     public let limits: WebViewLimits
+    /// Whether sessions keep Sync Gateway's log lines (``addSyncGatewayLines(_:)``): `--sg-log`.
+    public let joinsSyncGatewayLog: Bool
     private let state = NIOLockedValueBox(State())
 
     struct State {
@@ -20,9 +23,14 @@ public final class SessionHistory: Sendable {
         var notRecorded = 0
         /// Bumped when a session opens or closes.
         var generation = 0
+        /// Kept sessions (live and closed) by their Sync Gateway correlation ID, when joining SG's log.
+        var byCorrelationID: [String: SessionRecording] = [:]
     }
 
-    public init(limits: WebViewLimits = .default) { self.limits = limits }
+    public init(limits: WebViewLimits = .default, joinsSyncGatewayLog: Bool = false) {
+        self.limits = limits
+        self.joinsSyncGatewayLog = joinsSyncGatewayLog
+    }
 
     // MARK: writing
 
@@ -30,13 +38,15 @@ public final class SessionHistory: Sendable {
     /// are already recorded.
     @discardableResult
     public func open(_ description: SessionDescription, analyzer: SessionAnalyzer?, at time: Double) -> SessionRecording? {
-        let recording = SessionRecording(description: description, analyzer: analyzer, started: time, limits: limits)
+        let recording = SessionRecording(description: description, analyzer: analyzer, started: time, limits: limits,
+                                         joinsSyncGatewayLog: joinsSyncGatewayLog)
         return state.withLockedValue { state in
             guard state.live.count < limits.maxLiveSessions else {
                 state.notRecorded += 1
                 return nil
             }
             state.live[description.id] = recording
+            if joinsSyncGatewayLog, let id = description.correlationID { state.byCorrelationID[id] = recording }
             state.generation += 1
             return recording
         }
@@ -74,10 +84,36 @@ public final class SessionHistory: Sendable {
         recording.close(reason: reason, at: time)
         state.withLockedValue { state in
             state.closed.append(recording)
-            if state.closed.count > limits.maxClosedSessions { state.closed.removeFirst(state.closed.count - limits.maxClosedSessions) }
+            if state.closed.count > limits.maxClosedSessions {
+                let forgotten = state.closed.prefix(state.closed.count - limits.maxClosedSessions)
+                for old in forgotten {
+                    if let id = old.description.correlationID, state.byCorrelationID[id] === old { state.byCorrelationID[id] = nil }
+                }
+                state.closed.removeFirst(forgotten.count)
+            }
             state.generation += 1
         }
     }
+
+    /// Sync Gateway's log lines, each to the kept session (live or closed: SG logs a connection's
+    /// end after it) whose correlation ID it names, in the order given. Returns how many named
+    /// no kept session (other replications of the gateway, or sessions already forgotten).
+    @discardableResult
+    public func addSyncGatewayLines(_ lines: [SyncGatewayLogLine]) -> Int {
+        guard joinsSyncGatewayLog else { return lines.count }
+        var byID: [Substring: [SyncGatewayLogLine]] = [:]
+        for line in lines { if let id = line.correlationID { byID[id, default: []].append(line) } }
+        var unmatched = lines.count
+        for (id, lines) in byID {
+            guard let recording = state.withLockedValue({ $0.byCorrelationID[String(id)] }) else { continue }
+            recording.addSyncGatewayLines(lines)
+            unmatched -= lines.count
+        }
+        return unmatched
+    }
+
+    /// The correlation IDs of the kept sessions (what a log read from files is filtered by).
+    public var correlationIDs: Set<String> { state.withLockedValue { Set($0.byCorrelationID.keys) } }
 
     // MARK: reading
 

@@ -1,6 +1,7 @@
 import BLIPCore
 import NIOConcurrencyHelpers
 import Replication
+import SyncGatewayLog
 
 /// One session's history: its description, counters each way and a bounded ring of
 /// ``MessageRecord``s; requests and replies are linked both ways as replies arrive. Written by
@@ -58,6 +59,18 @@ public final class SessionRecording: Sendable {
         var ackable: [AckKey: Int] = [:]
         var closeReason: String?
         var endTime: Double?
+        /// Sync Gateway's log of this replication, when the history joins it (``SessionHistory``
+        /// made with `joinsSyncGatewayLog` and the session has a correlation ID).
+        var syncGateway: SyncGatewayLogState?
+    }
+
+    /// Sync Gateway's lines of the session, each with the client request it is about; at most
+    /// ``WebViewLimits/maxSyncGatewayLogBytesPerSession`` of them (later ones are counted).
+    struct SyncGatewayLogState {
+        var join: SessionLogJoin
+        var entries: [SyncGatewayLogEntry] = []
+        var bytes = 0
+        var dropped = 0
     }
 
     /// A consistent copy of the counters.
@@ -76,12 +89,17 @@ public final class SessionRecording: Sendable {
         public var isLive: Bool { endTime == nil }
     }
 
-    init(description: SessionDescription, analyzer: SessionAnalyzer?, started: Double, limits: WebViewLimits) {
+    init(description: SessionDescription, analyzer: SessionAnalyzer?, started: Double, limits: WebViewLimits,
+         joinsSyncGatewayLog: Bool = false) {
         self.description = description
         self.analyzer = analyzer
         self.started = started
         self.limits = limits
         var state = State()
+        if joinsSyncGatewayLog && description.correlationID != nil {
+            // Requests older than the ring cannot be shown: no more wait for their line.
+            state.syncGateway = SyncGatewayLogState(join: SessionLogJoin(maxWaiting: max(1, limits.maxMessagesPerSession)))
+        }
         state.ring.reserveCapacity(min(limits.maxMessagesPerSession, 1024))
         self.state = NIOLockedValueBox(state)
     }
@@ -131,6 +149,12 @@ public final class SessionRecording: Sendable {
             record.analysisBytes = keptReadingBytes
             state.analysisBytes += keptReadingBytes
             link(&record, in: &state)
+            if state.syncGateway != nil, direction == .clientToServer, message.type == .request {
+                // SG's lines read before the relay recorded the request they are about.
+                for placed in state.syncGateway!.join.request(number: message.number, profile: profile) where placed.tag >= 0 {
+                    state.syncGateway!.entries[placed.tag].request = placed.number
+                }
+            }
             state.messages[direction.rawValue] += 1
             state.bytes[direction.rawValue] += record.wireBytes
             if record.isError { state.errors += 1 }
@@ -232,7 +256,54 @@ public final class SessionRecording: Sendable {
         }
     }
 
+    /// Sync Gateway's `lines` of this session, in the order it wrote them (ignored unless the
+    /// session joins SG's log).
+    func addSyncGatewayLines(_ lines: some Sequence<SyncGatewayLogLine>) {
+        let budget = limits.maxSyncGatewayLogBytesPerSession
+        state.withLockedValue { state in
+            guard var log = state.syncGateway else { return }
+            state.syncGateway = nil  // no copy while it changes
+            for line in lines {
+                let size = line.text.utf8.count
+                guard log.bytes + size <= budget else {
+                    // Still joined: SG's later lines about the same request must find it.
+                    _ = log.join.add(line, tag: -1)
+                    log.dropped += 1
+                    continue
+                }
+                log.bytes += size
+                var request: UInt64?
+                if case .request(let number) = log.join.add(line, tag: log.entries.count) { request = number }
+                log.entries.append(SyncGatewayLogEntry(line: line.owned(), request: request))
+            }
+            state.syncGateway = log
+        }
+    }
+
     // MARK: reading (viewers)
+
+    /// Sync Gateway's lines kept and those past the budget; nil when the session does not join SG's log.
+    public func syncGatewayLog() -> (entries: [SyncGatewayLogEntry], dropped: Int)? {
+        state.withLockedValue { state in state.syncGateway.map { ($0.entries, $0.dropped) } }
+    }
+
+    /// The kept seq of each of the client's requests, by BLIP number (newest wins).
+    public func clientRequestSeqs() -> [MessageNumber: Int] {
+        state.withLockedValue { state in
+            var seqs: [MessageNumber: Int] = [:]
+            for record in state.ring where record.direction == .clientToServer && record.type == .request {
+                seqs[record.number] = max(seqs[record.number] ?? record.seq, record.seq)
+            }
+            return seqs
+        }
+    }
+
+    /// Sync Gateway's lines about the client's request `number`.
+    public func syncGatewayLines(forRequest number: MessageNumber) -> [SyncGatewayLogLine] {
+        state.withLockedValue { state in
+            state.syncGateway?.entries.lazy.filter { $0.request == number }.map(\.line) ?? []
+        }
+    }
 
     public func snapshot() -> Snapshot {
         state.withLockedValue { state in

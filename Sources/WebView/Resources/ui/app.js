@@ -59,6 +59,7 @@ const state = {
   docQuery: "",            // the document ID docSeqs answers
   docSeqs: null,           // seqs of every kept message naming it, from the server (rows carry only 8 IDs)
   docTimer: null,
+  sgTimer: null,            // refreshes the Sync Gateway tab while it is shown
   lastFilterMs: null,
 };
 window.blipscope = { state, applyFilter: () => applyFilter() };
@@ -71,6 +72,7 @@ window.addEventListener("hashchange", route);
 window.addEventListener("DOMContentLoaded", route);
 
 function route() {
+  clearInterval(state.sgTimer);
   const hash = location.hash.slice(1) || "/";
   const parts = hash.split("/").filter(Boolean).map(decodeURIComponent);
   const main = document.getElementById("main");
@@ -91,7 +93,9 @@ function route() {
 function nav(active, session) {
   const links = [el("a", { href: "#/", class: active === "sessions" ? "on" : "" }, "Sessions")];
   if (session !== undefined) {
-    for (const [tab, label] of [["messages", "Messages"], ["flow", "Flow"], ["findings", "Findings"]]) {
+    const tabs = [["messages", "Messages"], ["flow", "Flow"], ["findings", "Findings"]];
+    if (state.session && state.session.id === session && state.session.sgLog) tabs.push(["sglog", "Sync Gateway"]);
+    for (const [tab, label] of tabs) {
       links.push(el("a", { href: `#/s/${session}/${tab}`, class: active === tab ? "on" : "", id: "tab-" + tab }, label));
     }
   }
@@ -158,11 +162,13 @@ async function showSession(main, id, tab, selected) {
   nav(tab, id);
   if (!state.session || state.session.id !== id) await loadSession(id);
   if (!state.session) { main.replaceChildren(el("p", {}, "No such session (it may have been forgotten).")); return; }
+  nav(tab, id);
   if (tab === "messages" && selected !== null && document.getElementById("list") && document.getElementById("detail")) {
     return selectMessage(selected, false);
   }
   if (tab === "flow") return showFlow(main);
   if (tab === "findings") return showFindings(main);
+  if (tab === "sglog") return showSyncGatewayLog(main);
   showMessages(main, selected);
 }
 
@@ -376,6 +382,10 @@ function messageDetail(m) {
   }
   if (m.docs.length) out.push(el("p", { class: "docs" }, "Documents: ", ...m.docs.flatMap((d) => [docLink(d), " "])));
   if (m.findings.length) out.push(el("div", { class: "findings" }, ...m.findings.map((f) => el("p", { class: "finding" }, f.summary))));
+  if (m.sgLog && m.sgLog.length) {
+    out.push(el("h4", {}, "Sync Gateway's log"));
+    out.push(sgLines(m.sgLog, "sglog-detail"));
+  }
   out.push(el("h4", {}, "Properties"));
   out.push(m.properties === null ? el("p", {}, `${m.propertyCount} properties, too large to keep`)
     : el("table", { class: "props" }, ...m.properties.map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, v)))));
@@ -518,8 +528,39 @@ async function showDocument(main, doc) {
   const json = await getJSON("/api/docs/" + encodeURIComponent(doc));
   const body = table.querySelector("tbody");
   if (!json.events.length) { body.append(el("tr", {}, el("td", { colspan: 6 }, "No event of this document is kept."))); return; }
-  body.replaceChildren(...json.events.map(({ session, t, seq, event }) => el("tr", { class: "event " + event.event },
+  body.replaceChildren(...json.events.map(({ session, t, seq, event, sgLog }) => el("tr", { class: "event " + event.event },
     el("td", {}, el("a", { href: `#/s/${session}/messages` }, String(session))), el("td", {}, seconds(t)),
-    el("td", {}, event.from), el("td", {}, event.event), el("td", {}, event.summary),
+    el("td", {}, event.from), el("td", {}, event.event),
+    el("td", {}, event.summary, sgLog && sgLog.length ? sgLines(sgLog, "") : ""),
     el("td", {}, seq === null || seq === undefined ? "" : el("a", { href: `#/s/${session}/m/${seq}` }, `${event.type}#${event.number}`)))));
+}
+
+// ---------------------------------------------------------------- Sync Gateway's log
+
+// Sync Gateway's own lines (relay or web --sg-log), each as SG wrote it.
+function sgLines(lines, id) {
+  return el("pre", { class: "sglog", id: id || undefined }, lines.map((l) => l.line).join("\n"));
+}
+
+// Every line SG wrote about the session, in its order, each line about a client request
+// linked to that request's message; refreshed while shown (SG writes after the relay forwards).
+async function showSyncGatewayLog(main) {
+  const table = el("table", { id: "sglog", class: "grid" },
+    el("thead", {}, el("tr", {}, ...["SG time", "level", "line", "message"].map((h) => el("th", {}, h)))), el("tbody"));
+  const note = el("p", { class: "note", id: "sglog-note" });
+  main.replaceChildren(sessionHeader(), note, table);
+  const id = state.session.id;
+  const render = async () => {
+    let json;
+    try { json = await getJSON(`/api/sessions/${id}/sglog`); } catch (e) { note.textContent = String(e); return; }
+    note.textContent = `${json.lines.length} line(s) of Sync Gateway's log with c:[${json.correlationID}]`
+      + (json.dropped ? `; ${json.dropped} more not kept (budget)` : "");
+    table.querySelector("tbody").replaceChildren(...json.lines.map((l) => el("tr", { class: "sgline " + l.level },
+      el("td", {}, l.time), el("td", {}, l.level), el("td", { class: "line" }, l.line),
+      el("td", {}, l.seq === undefined ? (l.request === undefined ? "" : `request #${l.request}`)
+        : el("a", { href: `#/s/${id}/m/${l.seq}` }, `MSG#${l.request}`)))));
+  };
+  await render();
+  clearInterval(state.sgTimer);
+  state.sgTimer = setInterval(render, 1000);
 }
