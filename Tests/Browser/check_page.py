@@ -1,7 +1,8 @@
 """Loads the web view in headless Chromium while traffic flows and checks the rendered page:
 the sessions appear (with the checkpoint loop's findings badge), a live session's messages
 stream in, a filter narrows them, a message's detail shows its decoded JSON, a document's
-timeline opens, the flow diagram draws, the finding cites its message.
+timeline opens, the flow diagram draws, Sync Gateway's lines stand beside their requests, the
+finding cites its message.
 
     check_page.py URL LIVE_SESSION LOOP_SESSION [--screenshots DIR]
 
@@ -96,6 +97,20 @@ def main():
         browser.evaluate(f"location.hash = '#/s/{live}/flow'")
         browser.wait_for("document.querySelectorAll('svg.flow g.arrow').length > 3", "the flow diagram's arrows")
         shot("web-flow.png")
+
+        # Sync Gateway's lines (the gateway writes SG's log format): the session's tab lists them,
+        # a line about a request links to it, and that message's detail shows the line.
+        browser.evaluate(f"location.hash = '#/s/{live}/sglog'")
+        browser.wait_for("document.querySelector('#tab-sglog') !== null && "
+                         "document.querySelectorAll('#sglog tr.sgline').length > 0 && "
+                         "document.querySelector('#sglog tr.sgline a') !== null", "Sync Gateway's lines with links to their requests")
+        line = browser.evaluate("document.querySelector('#sglog tr.sgline a').closest('tr').querySelector('td.line').textContent")
+        if "Type:" not in line:
+            raise Failure(f"a linked line is not a handled request's: {line}")
+        shot("web-sglog.png")
+        browser.evaluate("document.querySelector('#sglog tr.sgline a').click(); true")
+        browser.wait_for(f"(document.querySelector('#sglog-detail') || {{}}).textContent?.split('\\n').includes({line!r})",
+                         "the request's detail with SG's line")
 
         # The finding, and the message it cites.
         browser.evaluate(f"location.hash = '#/s/{loop}/findings'")

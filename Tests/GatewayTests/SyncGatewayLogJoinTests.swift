@@ -10,12 +10,10 @@ import Testing
 /// 101's X-Correlation-ID, and `inspect --sg-log` lays the gateway's lines beside the captured
 /// session, each handled request's line after that request.
 @Suite struct SyncGatewayLogJoinTests {
-    @Test func inspectShowsTheGatewaysLinesBesideTheRequestsTheyHandled() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sglog-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+    /// A pull through the relay into `directory/capture`, from a gateway writing Sync Gateway's
+    /// log lines to `directory/sg_info.log`; returns the lines and their correlation ID.
+    static func capturedPull(in directory: String) async throws -> (lines: [String], context: Substring, log: String) {
         let sgLog = directory + "/sg_info.log"
-        FileManager.default.createFile(atPath: sgLog, contents: nil)
         let lines = NIOLockedValueBox<[String]>([])
         try await withGateway(configure: { configuration in
             configuration.syncGatewayLog = { line in lines.withLockedValue { $0.append(line) } }
@@ -37,6 +35,19 @@ import Testing
         let written = lines.withLockedValue { $0 }
         try (written.joined(separator: "\n") + "\n").write(toFile: sgLog, atomically: true, encoding: .utf8)
         let context = try #require(written.first.flatMap { $0.range(of: "c:[") }.map { written[0][$0.upperBound...].prefix { $0 != "]" } })
+        return (written, context, sgLog)
+    }
+
+    static func temporaryDirectory() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sglog-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    @Test func inspectShowsTheGatewaysLinesBesideTheRequestsTheyHandled() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (written, context, sgLog) = try await Self.capturedPull(in: directory)
 
         let result = try await BlipscopeExecutable.run(["inspect", directory + "/capture", "--sg-log", sgLog, "--json"])
         #expect(result.status == 0, "\(result.errors)")

@@ -8,6 +8,7 @@ import NIOHTTP1
 import NIOPosix
 import Relay
 import Replication
+import SyncGatewayLog
 import Testing
 import WebView
 
@@ -53,14 +54,20 @@ struct WebRelay: Sendable {
 func withWebRelay(seed: @escaping (GatewayDatabase) throws -> Void = { _ in },
                   limits: WebViewLimits = .default, token: String? = nil, captureDirectory: String? = nil,
                   _ body: @escaping @Sendable (WebRelay) async throws -> Void) async throws {
-    try await withGateway(timeout: .seconds(240), seed: seed) { gateway in
+    // The gateway's lines in Sync Gateway's log format go to the history as `relay --sg-log`
+    // hands them over (here at once, often before the relay recorded the request they are about).
+    let history = SessionHistory(limits: limits, joinsSyncGatewayLog: true)
+    try await withGateway(timeout: .seconds(240), configure: { configuration in
+        configuration.syncGatewayLog = { line in
+            if let parsed = SyncGatewayLogLine(Substring(line)) { history.addSyncGatewayLines([parsed]) }
+        }
+    }, seed: seed) { gateway in
         var configuration = RelayConfiguration(upstream: .single(UpstreamURL(secure: false, host: "127.0.0.1",
                                                                              port: gateway.server.port)))
         configuration.listenPort = 0
         configuration.captureDirectory = captureDirectory
         let recorder = RelayEventTally()
         let log = LineCollector()
-        let history = SessionHistory(limits: limits)
         let relay = RelayServer(configuration: configuration, group: gateway.group,
                                 logger: Logger(label: "test.relay") { _ in CollectingLogHandler(collector: log) },
                                 // The history first: once the recorder has seen an event, the history has it too.

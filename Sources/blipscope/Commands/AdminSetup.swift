@@ -57,9 +57,13 @@ struct AdminService: Service {
     let eventLoop: any EventLoop
 
     func run() async throws {
-        // Silent: the relay's "listening on" line must be the first line on standard error (the
-        // bench's RelayProcess reads it), and the admin address is the one the operator gave.
-        _ = try await server.start()
+        // Announced as "admin listener at", never "listening on": that phrase names the relay's
+        // own listener, which the bench and scripts look for.
+        let address = try await server.start()
+        if let port = address.port {
+            let host = address.ipAddress.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "127.0.0.1"
+            FileHandleOutput.standardError("blipscope relay admin listener at http://\(host):\(port)/")
+        }
         observer.startPolling(on: eventLoop)
         try? await gracefulShutdown()
         observer.stopPolling()

@@ -97,6 +97,11 @@ struct RelayCommand: AsyncParsableCommand {
     @Flag(help: "With --admin: no web view (the page at / and /ui, its /api/ JSON and live feeds), so no session history is kept.")
     var noWeb = false
 
+    @Option(name: .customLong("sg-log"), parsing: .upToNextOption, help: ArgumentHelp(
+        "With --admin: Sync Gateway log files to follow (console output or sg_*.log), its lines shown beside the live sessions.",
+        discussion: "Followed as tail -F does (a rotated file is read anew); a session is matched by the X-Correlation-ID of its 101."))
+    var sgLog: [String] = []
+
     @Option(help: "With --admin: closed sessions the web view keeps.")
     var webClosedSessions = WebViewLimits.default.maxClosedSessions
 
@@ -157,8 +162,11 @@ struct RelayCommand: AsyncParsableCommand {
         let token = try AdminConfiguration.token(argument: adminToken, file: adminTokenFile,
                                                  environment: ProcessInfo.processInfo.environment)
         var adminSetup = try admin.map { try AdminSetup.make(address: $0, token: token, userLabels: metricsUserLabels) }
+        if !sgLog.isEmpty && (adminSetup == nil || noWeb) {
+            throw ValidationError("--sg-log shows Sync Gateway's lines in the web view: give --admin (and not --no-web)")
+        }
         if adminSetup != nil && !noWeb {
-            adminSetup?.history = HistoryObserver(history: SessionHistory(limits: webLimits))
+            adminSetup?.history = HistoryObserver(history: SessionHistory(limits: webLimits, joinsSyncGatewayLog: !sgLog.isEmpty))
             adminSetup?.capture = configuration.captureDirectory.map { ($0, configuration.captureRun) }
         }
         let relay = RelayServer(configuration: configuration, group: group, logger: logger, lineSink: sink,
@@ -174,6 +182,9 @@ struct RelayCommand: AsyncParsableCommand {
         })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
         if let adminSetup { services.append(.init(service: adminSetup.service(relay: relay, group: group))) }
+        if let history = adminSetup?.history?.history, !sgLog.isEmpty {
+            services.append(.init(service: SyncGatewayLogFollower(paths: sgLog, history: history)))
+        }
         let serviceGroup = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigint, .sigterm],
                                  logger: Logger(label: "blipscope.lifecycle") { _ in SwiftLogNoOpLogHandler() }))

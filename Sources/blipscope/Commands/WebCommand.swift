@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import Relay
 import ServiceLifecycle
+import SyncGatewayLog
 import WebView
 
 /// `blipscope web CAPTURE…`: the relay's web view over capture files (the offline case: a
@@ -34,6 +35,11 @@ struct WebCommand: AsyncParsableCommand {
     @Option(help: "Bearer token the page needs (as ?access_token=); required off loopback.")
     var token: String?
 
+    @Option(name: .customLong("sg-log"), parsing: .upToNextOption, help: ArgumentHelp(
+        "Sync Gateway log files (console output or sg_*.log, rotated .gz too) to show beside the sessions.",
+        discussion: "Each session is matched by the X-Correlation-ID of its 101 (c:[…] in SG's log)."))
+    var sgLog: [String] = []
+
     func validate() throws {
         if files.isEmpty { throw ValidationError("name at least one capture file or directory") }
     }
@@ -51,7 +57,7 @@ struct WebCommand: AsyncParsableCommand {
         limits.bodyPreviewBytes = max(0, previewBytes)
         limits.maxCopiedBytesPerSession = max(limits.maxCopiedBytesPerSession,
                                               (limits.bodyPreviewBytes + limits.maxPropertyBytes) * 50_000)
-        let history = SessionHistory(limits: limits)
+        let history = SessionHistory(limits: limits, joinsSyncGatewayLog: !sgLog.isEmpty)
         let loaded: CaptureHistoryLoader.Loaded
         do {
             loaded = try CaptureHistoryLoader.load(files, into: history)
@@ -59,13 +65,26 @@ struct WebCommand: AsyncParsableCommand {
             throw ValidationError("cannot read \(files.joined(separator: " ")): \(error)")
         }
         for failure in loaded.failures { FileHandleOutput.standardError("blipscope web: \(failure)") }
+        var sgLines = 0
+        if !sgLog.isEmpty {
+            let log: SyncGatewayLog
+            do { log = try SyncGatewayLog(reading: sgLog, correlationIDs: history.correlationIDs) } catch {
+                throw CommandFailure(cause: error.description, hint: "give the console output or sg_*.log files Sync Gateway wrote")
+            }
+            for (_, lines) in log.lines {
+                history.addSyncGatewayLines(lines)
+                sgLines += lines.count
+            }
+        }
+        let sgLineCount = sgLines
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let api = WebAPI(history: history, downloads: CaptureFileDownloads(files: loaded.captureFiles),
                          now: { .infinity })
         let server = WebServer(api: api, host: host, port: port, authorizes: { access.authorizes($0) }, group: group)
         let service = WebService(server: server) { address in
             let shown = address.port.map { "http://\(host.contains(":") ? "[\(host)]" : host):\($0)/" } ?? "\(address)"
-            FileHandleOutput.standardError("blipscope web: \(loaded.sessions) session(s), \(loaded.messages) message(s)")
+            FileHandleOutput.standardError("blipscope web: \(loaded.sessions) session(s), \(loaded.messages) message(s)"
+                                           + (sgLog.isEmpty ? "" : ", \(sgLineCount) Sync Gateway log line(s)"))
             FileHandleOutput.standardOutput("\(shown)\(token.map { "?access_token=\($0)" } ?? "")")
         }
         let serviceGroup = ServiceGroup(
