@@ -55,6 +55,38 @@ struct CBLite: Sendable {
         return listed.output.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init).sorted()
     }
 
+    /// The live documents of a database by ID: each one's revision and flags as `ls -l` shows
+    /// them (`2-b821ac31 -c-`: `c` conflicted, `a` has attachments).
+    func revisions(_ database: String) throws -> [String: String] {
+        let listed = try run(["ls", "-l", database])
+        var revisions: [String: String] = [:]
+        for line in listed.output.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 3, fields[1].contains("-"), fields[2].count == 3 else { continue }
+            revisions[String(fields[0])] = "\(fields[1]) \(fields[2])"
+        }
+        return revisions
+    }
+
+    /// Purges documents from a database: deleted (`rm`), then every deleted document purged
+    /// (`compact --purgeDeleted`, cblite's only purge), so no tombstone is left to replicate.
+    func purge(_ ids: [String], from database: String) throws {
+        for id in ids {
+            let removed = try run(["rm", database, id])
+            guard removed.status == 0 else { throw CBLiteFailure(removed.output) }
+        }
+        let compacted = try run(["compact", "--purgeDeleted", database])
+        guard compacted.status == 0 else { throw CBLiteFailure(compacted.output) }
+    }
+
+    /// Writes a blob into a database's blob store (as LiteCore names it: the SHA-1 digest in
+    /// base64, `/` as `_`, `.blob`) and returns the blob's metadata for a document's body.
+    func writeBlob(_ data: Data, into database: String, digest: String, contentType: String) throws -> [String: Any] {
+        let name = digest.dropFirst("sha1-".count).replacingOccurrences(of: "/", with: "_") + ".blob"
+        try data.write(to: URL(fileURLWithPath: database + "/Attachments/" + name))
+        return ["@type": "blob", "digest": digest, "length": data.count, "content_type": contentType]
+    }
+
     /// Returns once `database` holds `count` documents (asked every 100 ms, for at most
     /// `seconds`): the revs of a pull from Sync Gateway or the embedded gateway are NoReply, so
     /// nothing on the wire says when LiteCore stored them; its database does.
@@ -98,6 +130,12 @@ struct CBLite: Sendable {
         try Running(executable: executable, arguments: arguments, input: input)
     }
 
+    /// The tool's interactive shell, its standard input kept open for ``Running/send(_:)``
+    /// (e.g. `openremote --continuous`, whose replicator sees the shell's `put`s).
+    func shell(_ arguments: [String]) throws -> Running {
+        try Running(executable: executable, arguments: arguments, input: nil, interactive: true)
+    }
+
     /// A `cblite` process under way (e.g. a continuous pull).
     final class Running: @unchecked Sendable {
         let process = Process()
@@ -105,14 +143,19 @@ struct CBLite: Sendable {
         private let collected = NIOLockedValueBox(Data())
         private let done = DispatchSemaphore(value: 0)
 
-        /// `input`, when given, is written to the tool's standard input (its interactive shell).
-        init(executable: String, arguments: [String], input: String? = nil) throws {
+        /// Standard input, while the shell is `interactive`.
+        private let shellInput: FileHandle?
+
+        /// `input`, when given, is written to the tool's standard input (its interactive shell);
+        /// `interactive` keeps that input open for ``send(_:)``.
+        init(executable: String, arguments: [String], input: String? = nil, interactive: Bool = false) throws {
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
             process.standardOutput = pipe
             process.standardError = pipe
             let stdin = Pipe()
-            process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+            process.standardInput = input == nil && !interactive ? FileHandle.nullDevice : stdin
+            shellInput = interactive ? stdin.fileHandleForWriting : nil
             let collected = collected
             pipe.fileHandleForReading.readabilityHandler = { handle in
                 let data = handle.availableData
@@ -130,6 +173,11 @@ struct CBLite: Sendable {
         }
 
         var output: String { String(decoding: collected.withLockedValue { $0 }, as: UTF8.self) }
+
+        /// Writes `line` to the interactive shell.
+        func send(_ line: String) {
+            shellInput?.write(Data((line + "\n").utf8))
+        }
 
         /// Waits for the end, at most `seconds`; kills the process past that.
         func finish(within seconds: Double) throws -> Result {
