@@ -299,6 +299,36 @@ struct SyncGatewayDocumentTests {
         try await relayed.shutdown()
     }
 
+    /// The same with LiteCore 4 (version vectors) and Sync Gateway 4.1 over CBMobile_4. Versions
+    /// carry their writer's clock, so the runs are compared by which documents changed and which
+    /// are conflicted, not by version.
+    @Test(.enabled(if: SyncGateway.available(SyncGateway.path4) && CBLite.available4, "needs BLIPSCOPE_SYNC_GATEWAY4 and BLIPSCOPE_CBLITE4"))
+    func aDocumentChangedOnBothSidesWithVersionVectors() async throws {
+        let cblite = try CBLite(executable: CBLite.path4)
+        defer { cblite.cleanUp() }
+        let direct = try await SyncGateway(binary: SyncGateway.path4!)
+        let gateway = try await SyncGateway(binary: SyncGateway.path4!)
+        defer { direct.cleanUp(); gateway.cleanUp() }
+        let relayed = try await Relayed(to: gateway)
+        let truth = try await Self.conflicts(cblite, url: direct.url, gateway: direct, tag: "direct", vectors: true)
+        let seen = try await Self.conflicts(cblite, url: relayed.url, gateway: gateway, tag: "relayed", vectors: true)
+        func shape(_ run: (outcome: ReplicationOutcome, stored: [Set<String>])) -> [String] {
+            [run.outcome.statuses.map(String.init).joined(separator: ","), run.outcome.completed.joined(separator: ",")]
+                + run.outcome.clientDocuments.map { "\($0.key) \($0.value.suffix(3))" }.sorted()
+                + run.outcome.gatewayDocuments.keys.sorted() + run.stored.map { $0.sorted().joined(separator: ",") }
+        }
+        #expect(shape(seen) == shape(truth))
+        #expect(truth.outcome.statuses == [0, 0, 0, 0], "\(truth.outcome)")
+        let summaries = await relayed.summaries(4)
+        for summary in relayed.events.summaries { #expect(summary.info.subprotocol == "BLIP_3+CBMobile_4") }
+        #expect(summaries.map(\.pushed.documents) == [10, truth.stored[0].count, 0, truth.stored[2].count], "\(truth.stored)")
+        #expect(summaries[2].pulled.documents == truth.stored[1].count)
+        #expect(summaries[1].conflicts == 3 && summaries[1].pushed.revisionsRefused == 3, "SG's 409s")
+        #expect(summaries.allSatisfy { $0.protocolViolations == 0 && $0.findings.isEmpty }, "\(summaries.map(\.findings))")
+        #expect(relayed.events.decodeErrors == 0)
+        try await relayed.shutdown()
+    }
+
     // MARK: Continuous push
 
     /// cblite's shell on a database pulled from SG (`openremote --bidi --continuous`), its

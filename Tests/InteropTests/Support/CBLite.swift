@@ -56,13 +56,14 @@ struct CBLite: Sendable {
     }
 
     /// The live documents of a database by ID: each one's revision and flags as `ls -l` shows
-    /// them (`2-b821ac31 -c-`: `c` conflicted, `a` has attachments).
+    /// them (`2-b821ac31 -c-`, or a version `18ee641c43f50000@*` in a version-vector database;
+    /// flags `c` conflicted, `a` has attachments).
     func revisions(_ database: String) throws -> [String: String] {
         let listed = try run(["ls", "-l", database])
         var revisions: [String: String] = [:]
         for line in listed.output.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 3, fields[1].contains("-"), fields[2].count == 3 else { continue }
+            guard fields.count >= 3, fields[1].contains("-") || fields[1].contains("@"), fields[2].count == 3 else { continue }
             revisions[String(fields[0])] = "\(fields[1]) \(fields[2])"
         }
         return revisions
