@@ -50,7 +50,7 @@ final class SyncGateway: @unchecked Sendable {
         let configPath = directory.appendingPathComponent("sg.json").path
         try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: configPath))
         logPath = directory.appendingPathComponent("sg.log").path
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = [configPath]
