@@ -37,10 +37,12 @@ struct CBLite: Sendable {
         return path
     }
 
-    /// A database holding `documents` (JSON objects with `_id`), imported with `cblite cp`.
+    /// A database holding `documents` (JSON objects with `_id`), imported with `cblite cp`. Their
+    /// keys are written in order: LiteCore's revision ID hashes the body as imported, which
+    /// depends on where `_id` stood, so the same documents get the same revisions every time.
     func database(_ name: String, holding documents: [[String: Any]]) throws -> String {
         let json = directory.appendingPathComponent("\(name).json")
-        let lines = try documents.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+        let lines = try documents.map { String(decoding: try JSONSerialization.data(withJSONObject: $0, options: .sortedKeys), as: UTF8.self) }
         try (lines.joined(separator: "\n") + "\n").write(to: json, atomically: true, encoding: .utf8)
         let path = directory.appendingPathComponent("\(name).cblite2").path
         let copied = try run(["cp", json.path, path])
