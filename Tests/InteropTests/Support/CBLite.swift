@@ -145,6 +145,8 @@ struct CBLite: Sendable {
         private let pipe = Pipe()
         private let collected = NIOLockedValueBox(Data())
         private let done = DispatchSemaphore(value: 0)
+        /// Signalled once everything the tool wrote has been read (end of file on its output).
+        private let drained = DispatchSemaphore(value: 0)
 
         /// Standard input, while the shell is `interactive`.
         private let shellInput: FileHandle?
@@ -159,10 +161,15 @@ struct CBLite: Sendable {
             let stdin = Pipe()
             process.standardInput = input == nil && !interactive ? FileHandle.nullDevice : stdin
             shellInput = interactive ? stdin.fileHandleForWriting : nil
+            // Read on a thread of its own to the end of the output, so that a finished run's
+            // output is whole (a readability handler could still be appending after the end).
             let collected = collected
-            pipe.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                collected.withLockedValue { $0.append(data) }
+            let reading = pipe.fileHandleForReading
+            DispatchQueue.global().async { [drained] in
+                while case let data = reading.availableData, !data.isEmpty {
+                    collected.withLockedValue { $0.append(data) }
+                }
+                drained.signal()
             }
             process.terminationHandler = { [done] _ in done.signal() }
             try process.run()
@@ -187,11 +194,10 @@ struct CBLite: Sendable {
             if done.wait(timeout: .now() + seconds) == .timedOut {
                 process.terminate()
                 _ = done.wait(timeout: .now() + 10)
+                _ = drained.wait(timeout: .now() + 10)
                 return Result(status: -9, output: output + "\n[killed after \(seconds) s]")
             }
-            pipe.fileHandleForReading.readabilityHandler = nil
-            let rest = pipe.fileHandleForReading.readDataToEndOfFile()
-            collected.withLockedValue { $0.append(rest) }
+            _ = drained.wait(timeout: .now() + 10)
             return Result(status: process.terminationStatus, output: output)
         }
 
