@@ -115,6 +115,26 @@ struct SyncGatewayPullTests {
         #expect(summary.pulled.revisionsNotStored == 1)
     }
 
+    /// SG's rev with an attachment awaits its reply; its body also names a blob not among its
+    /// attachments, which SG refuses: LiteCore refuses the rev, and that reply is the account.
+    @Test("a refused getAttachment for a rev awaiting its reply is counted once, by the rev's refusal")
+    func refusalWhileTheRevAwaitsItsReply() {
+        let script = Script()
+        script.server(request("rev", 1, [("id", "mixed"), ("rev", revA1), ("sequence", "1")],
+                              body: #"{"_attachments":{"a.txt":{"digest":"sha1-a","length":5,"revpos":1,"stub":true}}}"#))
+        script.client(request("getAttachment", 1, [("docID", "mixed"), ("digest", "sha1-other")]))
+        let refusal = script.server(errorReply(1, code: 403, message: Self.notSynced))
+        #expect(refusal.findings.isEmpty)
+        #expect(script.analyzer.timeline(docID: "mixed").last?.kind == .revNotStored)
+        #expect(script.analyzer.timeline(docID: "mixed").last?.revID == revA1)
+        script.client(errorReply(1, code: 403, message: Self.notSynced))
+        let summary = script.analyzer.summary()
+        #expect(summary.pulled.revisionsSent == 1 && summary.pulled.revisionsRefused == 1)
+        #expect(summary.pulled.revisionsNotStored == 0 && summary.pulled.documents == 0)
+        #expect(summary.errorsByDomainAndCode == ["HTTP 403": 2] && summary.findings.isEmpty)
+        #expect(script.analyzer.timeline(docID: "mixed").last?.kind == .revRefused)
+    }
+
     @Test("a checkpoint while an attachment is still being fetched does not keep that document")
     func fetchInFlightIsNotKept() {
         let script = Script()

@@ -10,7 +10,8 @@ import BLIPCore
 /// - not stored: a getAttachment the receiver sent for the document was refused (Sync Gateway
 ///   answers 403 "Attachment's doc not being synced" when the rev's allowance is gone). This
 ///   also undoes an earlier acceptance or keeping: a receiver that cannot fetch a revision's
-///   attachment drops the document.
+///   attachment drops the document. A rev still awaiting its reply is not counted here: the
+///   reply (LiteCore refuses the rev with the same error) says it.
 ///
 /// One NoReply rev is followed per document (a newer one replaces it), at most
 /// ``AnalyzerLimits/maxOutstandingRevs``; past that, later ones stay unconfirmed (reported once).
@@ -70,6 +71,14 @@ extension SessionState {
                                        from direction: BLIPDirection, at time: Double) {
         if let count = fetching[docID] { fetching[docID] = count > 1 ? count - 1 : nil }
         guard let refusal else { return }
+        if let awaiting = revAwaitingReply(docID: docID, sentBy: direction) {
+            // Its receiver's reply to the rev will say what it did (LiteCore refuses it with the
+            // same error): counted there, not twice.
+            var record = timelineRecord(reply, from: direction, at: time, kind: .revNotStored, revID: awaiting)
+            record.note = .error(refusal, detailed: true)
+            timelines.append(record, docID: docID)
+            return
+        }
         var revID: String?
         if let rev = delivered[docID], rev.travelled == direction {
             delivered[docID] = nil
@@ -89,6 +98,14 @@ extension SessionState {
                text: "\(docID) \(revID.map(RevID.abbreviate) ?? "(revision unknown)") not stored by the \(receiver): "
                    + "its getAttachment #\(reply.number) was refused with \(refusal.key)"
                    + (refusal.message.isEmpty ? "" : " \"\(refusal.message.prefix(80))\""))
+    }
+
+    /// The revision of `docID` that `sender` sent awaiting a reply and has not been answered yet.
+    func revAwaitingReply(docID: String, sentBy sender: BLIPDirection) -> String? {
+        for request in pending[sender.rawValue].values {
+            if case .rev(let rev) = request.box.message.content, rev.docID == docID { return rev.revID ?? "" }
+        }
+        return nil
     }
 
     /// A setCheckpoint the receiver of revs travelling `direction` sent at `sentAt` was saved:

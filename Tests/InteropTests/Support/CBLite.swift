@@ -37,10 +37,12 @@ struct CBLite: Sendable {
         return path
     }
 
-    /// A database holding `documents` (JSON objects with `_id`), imported with `cblite cp`.
+    /// A database holding `documents` (JSON objects with `_id`), imported with `cblite cp`. Their
+    /// keys are written in order: LiteCore's revision ID hashes the body as imported, which
+    /// depends on where `_id` stood, so the same documents get the same revisions every time.
     func database(_ name: String, holding documents: [[String: Any]]) throws -> String {
         let json = directory.appendingPathComponent("\(name).json")
-        let lines = try documents.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+        let lines = try documents.map { String(decoding: try JSONSerialization.data(withJSONObject: $0, options: .sortedKeys), as: UTF8.self) }
         try (lines.joined(separator: "\n") + "\n").write(to: json, atomically: true, encoding: .utf8)
         let path = directory.appendingPathComponent("\(name).cblite2").path
         let copied = try run(["cp", json.path, path])
@@ -53,6 +55,39 @@ struct CBLite: Sendable {
     func documentIDs(_ database: String) throws -> [String] {
         let listed = try run(["ls", database])
         return listed.output.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init).sorted()
+    }
+
+    /// The live documents of a database by ID: each one's revision and flags as `ls -l` shows
+    /// them (`2-b821ac31 -c-`, or a version `18ee641c43f50000@*` in a version-vector database;
+    /// flags `c` conflicted, `a` has attachments).
+    func revisions(_ database: String) throws -> [String: String] {
+        let listed = try run(["ls", "-l", database])
+        var revisions: [String: String] = [:]
+        for line in listed.output.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 3, fields[1].contains("-") || fields[1].contains("@"), fields[2].count == 3 else { continue }
+            revisions[String(fields[0])] = "\(fields[1]) \(fields[2])"
+        }
+        return revisions
+    }
+
+    /// Purges documents from a database: deleted (`rm`), then every deleted document purged
+    /// (`compact --purgeDeleted`, cblite's only purge), so no tombstone is left to replicate.
+    func purge(_ ids: [String], from database: String) throws {
+        for id in ids {
+            let removed = try run(["rm", database, id])
+            guard removed.status == 0 else { throw CBLiteFailure(removed.output) }
+        }
+        let compacted = try run(["compact", "--purgeDeleted", database])
+        guard compacted.status == 0 else { throw CBLiteFailure(compacted.output) }
+    }
+
+    /// Writes a blob into a database's blob store (as LiteCore names it: the SHA-1 digest in
+    /// base64, `/` as `_`, `.blob`) and returns the blob's metadata for a document's body.
+    func writeBlob(_ data: Data, into database: String, digest: String, contentType: String) throws -> [String: Any] {
+        let name = digest.dropFirst("sha1-".count).replacingOccurrences(of: "/", with: "_") + ".blob"
+        try data.write(to: URL(fileURLWithPath: database + "/Attachments/" + name))
+        return ["@type": "blob", "digest": digest, "length": data.count, "content_type": contentType]
     }
 
     /// Returns once `database` holds `count` documents (asked every 100 ms, for at most
@@ -98,25 +133,43 @@ struct CBLite: Sendable {
         try Running(executable: executable, arguments: arguments, input: input)
     }
 
+    /// The tool's interactive shell, its standard input kept open for ``Running/send(_:)``
+    /// (e.g. `openremote --continuous`, whose replicator sees the shell's `put`s).
+    func shell(_ arguments: [String]) throws -> Running {
+        try Running(executable: executable, arguments: arguments, input: nil, interactive: true)
+    }
+
     /// A `cblite` process under way (e.g. a continuous pull).
     final class Running: @unchecked Sendable {
         let process = Process()
         private let pipe = Pipe()
         private let collected = NIOLockedValueBox(Data())
         private let done = DispatchSemaphore(value: 0)
+        /// Signalled once everything the tool wrote has been read (end of file on its output).
+        private let drained = DispatchSemaphore(value: 0)
 
-        /// `input`, when given, is written to the tool's standard input (its interactive shell).
-        init(executable: String, arguments: [String], input: String? = nil) throws {
+        /// Standard input, while the shell is `interactive`.
+        private let shellInput: FileHandle?
+
+        /// `input`, when given, is written to the tool's standard input (its interactive shell);
+        /// `interactive` keeps that input open for ``send(_:)``.
+        init(executable: String, arguments: [String], input: String? = nil, interactive: Bool = false) throws {
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
             process.standardOutput = pipe
             process.standardError = pipe
             let stdin = Pipe()
-            process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+            process.standardInput = input == nil && !interactive ? FileHandle.nullDevice : stdin
+            shellInput = interactive ? stdin.fileHandleForWriting : nil
+            // Read on a thread of its own to the end of the output, so that a finished run's
+            // output is whole (a readability handler could still be appending after the end).
             let collected = collected
-            pipe.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                collected.withLockedValue { $0.append(data) }
+            let reading = pipe.fileHandleForReading
+            DispatchQueue.global().async { [drained] in
+                while case let data = reading.availableData, !data.isEmpty {
+                    collected.withLockedValue { $0.append(data) }
+                }
+                drained.signal()
             }
             process.terminationHandler = { [done] _ in done.signal() }
             try process.run()
@@ -131,16 +184,20 @@ struct CBLite: Sendable {
 
         var output: String { String(decoding: collected.withLockedValue { $0 }, as: UTF8.self) }
 
+        /// Writes `line` to the interactive shell.
+        func send(_ line: String) {
+            shellInput?.write(Data((line + "\n").utf8))
+        }
+
         /// Waits for the end, at most `seconds`; kills the process past that.
         func finish(within seconds: Double) throws -> Result {
             if done.wait(timeout: .now() + seconds) == .timedOut {
                 process.terminate()
                 _ = done.wait(timeout: .now() + 10)
+                _ = drained.wait(timeout: .now() + 10)
                 return Result(status: -9, output: output + "\n[killed after \(seconds) s]")
             }
-            pipe.fileHandleForReading.readabilityHandler = nil
-            let rest = pipe.fileHandleForReading.readDataToEndOfFile()
-            collected.withLockedValue { $0.append(rest) }
+            _ = drained.wait(timeout: .now() + 10)
             return Result(status: process.terminationStatus, output: output)
         }
 

@@ -50,7 +50,7 @@ final class SyncGateway: @unchecked Sendable {
         let configPath = directory.appendingPathComponent("sg.json").path
         try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: configPath))
         logPath = directory.appendingPathComponent("sg.log").path
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = [configPath]
@@ -110,14 +110,64 @@ final class SyncGateway: @unchecked Sendable {
         return ((json?["rows"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }.sorted()
     }
 
+    /// The live documents and their current revisions (`_all_docs`), by ID.
+    func revisions() async throws -> [String: String] {
+        let text = try await get("/db/_all_docs")
+        let json = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        var revisions: [String: String] = [:]
+        for row in (json?["rows"] as? [[String: Any]]) ?? [] {
+            if let id = row["id"] as? String, let rev = (row["value"] as? [String: Any])?["rev"] as? String { revisions[id] = rev }
+        }
+        return revisions
+    }
+
+    /// Writes one document through the admin API (`PUT /db/ID`, with `?rev=` when it updates
+    /// one), its `attachments` inline (base64 in `_attachments`); returns SG's answer.
+    @discardableResult
+    func put(_ id: String, _ body: [String: Any], rev: String? = nil,
+             attachments: [String: (contentType: String, data: Data)] = [:]) async throws -> (status: Int, body: String) {
+        var document = body
+        if !attachments.isEmpty {
+            document["_attachments"] = attachments.mapValues { ["content_type": $0.contentType, "data": $0.data.base64EncodedString()] }
+        }
+        let path = "/db/\(id)" + (rev.map { "?rev=\($0)" } ?? "")
+        let (status, data) = try await send("PUT", path, admin: true, body: try JSONSerialization.data(withJSONObject: document))
+        return (status, String(decoding: data, as: UTF8.self))
+    }
+
+    /// The bytes of a document's attachment (`GET /db/ID/NAME`), nil when SG has none by that name.
+    func attachment(_ id: String, _ name: String) async throws -> Data? {
+        let escaped = name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name
+        let (status, data) = try await send("GET", "/db/\(id)/\(escaped)", admin: true, body: nil)
+        return status == 200 ? data : nil
+    }
+
+    /// A document as SG stores it, its `_sync` metadata included (`GET /db/_raw/ID`).
+    func raw(_ id: String) async throws -> [String: Any]? {
+        let (status, data) = try await send("GET", "/db/_raw/\(id)", admin: true, body: nil)
+        return status == 200 ? try JSONSerialization.jsonObject(with: data) as? [String: Any] : nil
+    }
+
+    /// Purges documents, every revision of them (`POST /db/_purge`): SG forgets them, and
+    /// nothing of the purge is replicated.
+    func purge(_ ids: [String]) async throws {
+        let body = try JSONSerialization.data(withJSONObject: Dictionary(uniqueKeysWithValues: ids.map { ($0, ["*"]) }))
+        let (status, data) = try await send("POST", "/db/_purge", admin: true, body: body)
+        guard status == 200 else { throw SyncGatewayFailure("_purge: \(status) \(String(decoding: data, as: UTF8.self))") }
+    }
+
     private func request(_ method: String, _ path: String, admin: Bool, body: Data?) async throws -> String {
+        String(decoding: try await send(method, path, admin: admin, body: body).data, as: UTF8.self)
+    }
+
+    private func send(_ method: String, _ path: String, admin: Bool, body: Data?) async throws -> (status: Int, data: Data) {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(admin ? adminPort : publicPort)\(path)")!)
         request.httpMethod = method
         request.httpBody = body
         request.timeoutInterval = 60
         if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
-        let (data, _) = try await URLSession.shared.data(for: request)
-        return String(decoding: data, as: UTF8.self)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
     }
 
     private static func freePorts(_ count: Int) throws -> [Int] {
