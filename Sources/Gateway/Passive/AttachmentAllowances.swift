@@ -9,8 +9,9 @@ import Replication
 ///
 /// Bounded by ``GatewayLimits/maxAllowedAttachments`` entries: a client that never answers the
 /// revs it gets cannot grow it past that; revs sent beyond it allow nothing (their attachments
-/// are refused). Confined to its connection's event loop.
-final class AttachmentAllowances {
+/// are refused). Confined to its connection's event loop: `@unchecked Sendable` only so a rev's
+/// completion callback, which runs on that same loop, can withdraw what the rev allowed.
+final class AttachmentAllowances: @unchecked Sendable {
     private var counts: [String: Int] = [:]
     private let byDocument: Bool
     private let limit: Int

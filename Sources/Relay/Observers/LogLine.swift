@@ -72,6 +72,7 @@ struct LogLine {
                 list.append((name == "pulled" ? "pulledNotStored" : "pushedNotStored", .int(counts.revisionsNotStored)))
             }
         }
+        if summary.pulled.revisionsRevoked > 0 { list.append(("pulledRevoked", .int(summary.pulled.revisionsRevoked))) }
         let withheld = summary.pushed.revisionsWithheld + summary.pulled.revisionsWithheld
         if withheld > 0 { list.append(("withheldRevs", .int(withheld))) }
         if summary.newCheckpoints > 0 { list.append(("newCheckpoints", .int(summary.newCheckpoints))) }

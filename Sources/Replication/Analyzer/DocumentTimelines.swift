@@ -35,10 +35,12 @@ struct DocumentTimelines {
 
     var documentCount: Int { slotsByDocument.count }
 
-    /// The events of `docID`, oldest first, as the public type of session `connection`.
-    func events(for docID: String, connection: Int) -> [TimelineEvent] {
+    /// The events of `docID`, oldest first, as the public type of session `connection`; in a
+    /// session with collections, the events of every collection's document of that ID, each
+    /// naming its collection.
+    func events(for docID: String, connection: Int, collections: [CollectionPath] = []) -> [TimelineEvent] {
         guard let slot = slotsByDocument[docID] else { return [] }
-        return slots[Int(slot)].records.map { $0.event(connection: connection, docID: docID) }
+        return slots[Int(slot)].records.map { $0.event(connection: connection, docID: docID, collections: collections) }
     }
 
     var documentIDs: [String] { Array(slotsByDocument.keys) }

@@ -84,6 +84,10 @@ public struct TransferCounts: Sendable, Equatable, Encodable {
     /// True when more distinct documents passed than `maxDistinctDocumentsCounted`.
     public var documentsCountIsLowerBound = false
     public var tombstones = 0
+    /// Offered entries that told the receiver its user no longer sees the document: revoked
+    /// (access withdrawn) or removed (the document left the user's channels). Sync Gateway sends
+    /// them to a client that subscribed with `revocations=true`; LiteCore purges the document.
+    public var revisionsRevoked = 0
     public var revisionBytes = 0
     public var norevs = 0
     public var attachmentsSent = 0

@@ -72,7 +72,7 @@ public final class SessionAnalyzer: @unchecked Sendable {
 
     /// The timeline of `docID` across both directions, oldest first (may have been evicted).
     public func timeline(docID: String) -> [TimelineEvent] {
-        withState { $0.timelines.events(for: docID, connection: connection) }
+        withState { $0.timelines.events(for: docID, connection: connection, collections: $0.context.collections) }
     }
 
     /// Documents that currently have a timeline.

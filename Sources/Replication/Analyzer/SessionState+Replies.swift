@@ -79,12 +79,14 @@ extension SessionState {
             switch answers.answer(at: index) {
             case .wanted(let ancestors):
                 transfer[requester.rawValue].revisionsWanted += 1
-                expectRev(DocRev(docID: entry.docID, revID: entry.revID), from: requester, number: reply.number, at: time)
+                expectRev(DocRev(docID: entry.docID, revID: entry.revID, collection: sent.collection), from: requester,
+                          number: reply.number, at: time)
                 if !ancestors.isEmpty { record.note = .knowsAncestors(ancestors.count) }
             case .notWanted:
                 transfer[requester.rawValue].revisionsNotWanted += 1
                 record.kind = .notWanted
-                record.note = .alreadyKnownOrFiltered
+                record.note = entry.revoked || entry.removed ? .revokedOrRemoved(revoked: entry.revoked, removed: entry.removed)
+                    : .alreadyKnownOrFiltered
             }
             timelines.append(record, docID: entry.docID)
         }
@@ -95,7 +97,7 @@ extension SessionState {
         let answers: ProposeChangesReply?
         if case .proposeChangesReply(let parsed) = reply.content { answers = parsed } else { answers = nil }
         for (index, entry) in sent.entries.enumerated() {
-            let key = DocRev(docID: entry.docID, revID: entry.revID)
+            let key = DocRev(docID: entry.docID, revID: entry.revID, collection: sent.collection)
             let answer = error == nil ? answers?.answer(at: index) ?? .send : ProposeChangesReply.Answer(status: -1)
             let status = answer.status
             var record = timelineRecord(reply, from: requester.reversed, at: time, kind: .refused, revID: entry.revID)
@@ -125,8 +127,8 @@ extension SessionState {
         if error == nil {
             transfer[requester.rawValue].revisionsAccepted += 1
             if let docID = rev.docID, let revID = rev.revID {
-                stored(docID, revID: revID, travelling: requester)
-                standingStopped(.revision(DocRev(docID: docID, revID: revID)), at: time)
+                stored(DocKey(docID: docID, collection: rev.collection), revID: revID, travelling: requester)
+                standingStopped(.revision(DocRev(docID: docID, revID: revID, collection: rev.collection)), at: time)
             }
         } else {
             transfer[requester.rawValue].revisionsRefused += 1
@@ -138,7 +140,9 @@ extension SessionState {
         record.latency = latency
         if let error {
             record.note = .error(error, detailed: true)
-            if let revID = rev.revID { recordRefusal(DocRev(docID: docID, revID: revID), sender: requester, reply: reply, at: time) }
+            if let revID = rev.revID {
+                recordRefusal(DocRev(docID: docID, revID: revID, collection: rev.collection), sender: requester, reply: reply, at: time)
+            }
         }
         timelines.append(record, docID: docID)
     }

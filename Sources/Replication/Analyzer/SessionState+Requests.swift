@@ -35,12 +35,14 @@ extension SessionState {
             transfer[direction.rawValue].norevs += 1
             if direction == .clientToServer { lastPushAnswerTime = time }
             guard let docID = norev.docID else { break }
-            if let revID = norev.revID { wanted[DocRev(docID: docID, revID: revID)] = nil }
+            if let revID = norev.revID { wanted[DocRev(docID: docID, revID: revID, collection: norev.collection)] = nil }
             var record = timelineRecord(typed, from: direction, at: time, kind: .noRev, revID: norev.revID)
             record.note = .norev(error: norev.error, reason: norev.reason)
             timelines.append(record, docID: docID)
         case .getAttachment(let request):
-            if let owner = request.docID ?? request.digest.flatMap({ attachmentOwners[$0] }) { attachmentFetchStarted(docID: owner) }
+            if let owner = request.docID ?? request.digest.flatMap({ attachmentOwners[$0] }) {
+                attachmentFetchStarted(docID: DocKey(docID: owner, collection: request.collection))
+            }
             attachmentEvent(.attachmentRequested, digest: request.digest, docID: request.docID, bytes: nil, typed: typed, from: direction, at: time)
         case .proveAttachment(let request):
             attachmentEvent(.attachmentProofRequested, digest: request.digest, docID: nil, bytes: nil, typed: typed, from: direction, at: time)
@@ -60,15 +62,17 @@ extension SessionState {
         guard case .rev(let rev) = typed.content else { return }
         transfer[direction.rawValue].revisionsWithheld += 1
         guard let docID = rev.docID else { return }
-        if let revID = rev.revID { wanted[DocRev(docID: docID, revID: revID)] = nil }
+        if let revID = rev.revID { wanted[DocRev(docID: docID, revID: revID, collection: rev.collection)] = nil }
         timelines.append(timelineRecord(typed, from: direction, at: time, kind: .revWithheld, revID: rev.revID), docID: docID)
     }
 
     /// A timeline record for an event that `typed` caused; the caller adds the details.
     func timelineRecord(_ typed: ReplicationMessage, from direction: BLIPDirection, at time: Double,
                         kind: TimelineEvent.Kind, revID: String? = nil) -> TimelineRecord {
-        TimelineRecord(time: time, from: direction, type: typed.type, number: typed.number, profile: typed.knownProfile,
-                       kind: kind, revID: revID)
+        var record = TimelineRecord(time: time, from: direction, type: typed.type, number: typed.number,
+                                    profile: typed.knownProfile, kind: kind, revID: revID)
+        if let collection = typed.collection { record.collection = Int32(clamping: collection) }
+        return record
     }
 
     private mutating func offerChanges(_ request: ChangesRequest, typed: ReplicationMessage, from direction: BLIPDirection,
@@ -87,6 +91,10 @@ extension SessionState {
             record.sequence = entry.sequence
             record.deleted = entry.deleted
             record.setBytes(entry.bodySize)
+            if entry.revoked || entry.removed {
+                transfer[direction.rawValue].revisionsRevoked += 1
+                record.note = .revokedOrRemoved(revoked: entry.revoked, removed: entry.removed)
+            }
             timelines.append(record, docID: entry.docID)
         }
     }
@@ -100,11 +108,11 @@ extension SessionState {
         transfer[direction.rawValue] = counts
         guard let docID = rev.docID else { return }
         if let revID = rev.revID {
-            wanted[DocRev(docID: docID, revID: revID)] = nil
+            wanted[DocRev(docID: docID, revID: revID, collection: rev.collection)] = nil
             // Stored or not is the reply's to say; a NoReply rev's receiver shows it later.
             if noReply { delivered(rev, docID: docID, revID: revID, travelling: direction, at: time) }
         }
-        if let replaced = rev.replacedRev { wanted[DocRev(docID: docID, revID: replaced)] = nil }
+        if let replaced = rev.replacedRev { wanted[DocRev(docID: docID, revID: replaced, collection: rev.collection)] = nil }
         if !rev.attachments.isEmpty {
             if attachmentOwners.count + rev.attachments.count > Self.maxAttachmentOwners { attachmentOwners.removeAll() }
             for attachment in rev.attachments { attachmentOwners[attachment.digest] = docID }

@@ -34,6 +34,7 @@ extension SessionState {
     /// `rev` reached its receiver with NoReply: followed until the receiver shows its fate.
     mutating func delivered(_ rev: RevMessage, docID: String, revID: String, travelling direction: BLIPDirection,
                             at time: Double) {
+        let docID = DocKey(docID: docID, collection: rev.collection)
         guard delivered[docID] != nil || delivered.count < limits.maxOutstandingRevs else {
             transfer[direction.rawValue].revisionsUnconfirmed += 1
             reportLimit("delivered", "more than \(limits.maxOutstandingRevs) NoReply revisions await confirmation; later ones stay unconfirmed", at: time)
@@ -44,7 +45,7 @@ extension SessionState {
     }
 
     /// The receiver stored `revID` of `docID`, which went `direction` (a rev accepted, or kept).
-    mutating func stored(_ docID: String, revID: String, travelling direction: BLIPDirection) {
+    mutating func stored(_ docID: DocKey, revID: String, travelling direction: BLIPDirection) {
         let index = direction.rawValue
         transfer[index].revisionsStored += 1
         if storedRevs[docID] != nil || storedRevs.count < limits.maxOutstandingRevs {
@@ -59,7 +60,7 @@ extension SessionState {
 
     /// The receiver asked for one of `docID`'s attachments: until that is answered, a checkpoint
     /// does not show the document kept.
-    mutating func attachmentFetchStarted(docID: String) {
+    mutating func attachmentFetchStarted(docID: DocKey) {
         guard fetching[docID] != nil || fetching.count < limits.maxOutstandingRevs else { return }
         fetching[docID, default: 0] += 1
     }
@@ -67,8 +68,9 @@ extension SessionState {
     /// A getAttachment for `docID` was answered (`reply`, travelling `direction`, the way the
     /// document's revs went): with `refusal`, the receiver cannot store the document's revision
     /// (the one it fetches for, or the last it accepted or kept).
-    mutating func attachmentFetchEnded(docID: String, refusal: ErrorReply?, reply: ReplicationMessage,
+    mutating func attachmentFetchEnded(docID id: String, refusal: ErrorReply?, reply: ReplicationMessage,
                                        from direction: BLIPDirection, at time: Double) {
+        let docID = DocKey(docID: id, collection: reply.collection)
         if let count = fetching[docID] { fetching[docID] = count > 1 ? count - 1 : nil }
         guard let refusal else { return }
         if let awaiting = revAwaitingReply(docID: docID, sentBy: direction) {
@@ -76,7 +78,7 @@ extension SessionState {
             // same error): counted there, not twice.
             var record = timelineRecord(reply, from: direction, at: time, kind: .revNotStored, revID: awaiting)
             record.note = .error(refusal, detailed: true)
-            timelines.append(record, docID: docID)
+            timelines.append(record, docID: id)
             return
         }
         var revID: String?
@@ -92,18 +94,19 @@ extension SessionState {
         transfer[direction.rawValue].revisionsNotStored += 1
         var record = timelineRecord(reply, from: direction, at: time, kind: .revNotStored, revID: revID)
         record.note = .error(refusal, detailed: true)
-        timelines.append(record, docID: docID)
+        timelines.append(record, docID: id)
         let receiver = direction == .serverToClient ? "client" : "server"
-        report(.revisionNotStored, side: direction, message: reply, docID: docID, at: time,
-               text: "\(docID) \(revID.map(RevID.abbreviate) ?? "(revision unknown)") not stored by the \(receiver): "
+        report(.revisionNotStored, side: direction, message: reply, docID: id, at: time,
+               text: "\(id) \(revID.map(RevID.abbreviate) ?? "(revision unknown)") not stored by the \(receiver): "
                    + "its getAttachment #\(reply.number) was refused with \(refusal.key)"
                    + (refusal.message.isEmpty ? "" : " \"\(refusal.message.prefix(80))\""))
     }
 
     /// The revision of `docID` that `sender` sent awaiting a reply and has not been answered yet.
-    func revAwaitingReply(docID: String, sentBy sender: BLIPDirection) -> String? {
+    func revAwaitingReply(docID: DocKey, sentBy sender: BLIPDirection) -> String? {
         for request in pending[sender.rawValue].values {
-            if case .rev(let rev) = request.box.message.content, rev.docID == docID { return rev.revID ?? "" }
+            if case .rev(let rev) = request.box.message.content, rev.docID == docID.docID,
+               request.box.message.collection == docID.collection { return rev.revID ?? "" }
         }
         return nil
     }
@@ -114,8 +117,11 @@ extension SessionState {
                                   reply: ReplicationMessage, at time: Double) {
         guard !delivered.isEmpty else { return }
         let remote = body?.objectValue?["remote"].flatMap(Self.sequenceNumber)
+        // A checkpoint is a collection's (its sequences are that collection's).
+        let collection = reply.collection
         let kept = delivered.filter { docID, rev in
-            guard rev.travelled == direction, rev.time <= sentAt, fetching[docID] == nil else { return false }
+            guard rev.travelled == direction, rev.time <= sentAt, fetching[docID] == nil,
+                  docID.collection == collection else { return false }
             guard let remote, let sequence = rev.sequence.flatMap(Self.sequenceNumber) else { return true }
             return sequence <= remote
         }
@@ -125,7 +131,7 @@ extension SessionState {
             stored(docID, revID: rev.revID, travelling: direction)
             var record = timelineRecord(reply, from: direction, at: time, kind: .revKept, revID: rev.revID)
             record.note = .text("a checkpoint saved after it")
-            timelines.append(record, docID: docID)
+            timelines.append(record, docID: docID.docID)
         }
     }
 

@@ -1,10 +1,19 @@
 import BLIPCore
 import NIOCore
 
-/// A document revision, the unit the timeline and refusal counts follow.
+/// A document revision, the unit the timeline and refusal counts follow; `collection` is the
+/// index of its collection in a session with getCollections (the same ID in two collections is
+/// two documents).
 struct DocRev: Hashable {
     var docID: String
     var revID: String
+    var collection: Int? = nil
+}
+
+/// A document in its collection (see ``DocRev``).
+struct DocKey: Hashable {
+    var docID: String
+    var collection: Int?
 }
 
 /// The analyzer's whole state; its methods are the analysis, ``SessionAnalyzer`` the locked shell.
@@ -69,7 +78,7 @@ struct SessionState {
     var lastCheckpointSave: CheckpointSave?
     /// Index with the sending direction's rawValue: 0 = pushed (client → server), 1 = pulled.
     var transfer = [TransferCounts(), TransferCounts()]
-    var distinctDocuments: [Set<String>] = [[], []]
+    var distinctDocuments: [Set<DocKey>] = [[], []]
     var messageCounts = [0, 0]
     var byteCounts = [0, 0]
     var errorCounts: [String: Int] = [:]
@@ -86,11 +95,11 @@ struct SessionState {
     var closes: [CloseRecord] = []
     var attachmentOwners: [String: String] = [:]
     /// NoReply revs whose receiver has not shown their fate, by document (`SessionState+Storage`).
-    var delivered: [String: DeliveredRev] = [:]
+    var delivered: [DocKey: DeliveredRev] = [:]
     /// The last revision of each document its receiver was seen to store.
-    var storedRevs: [String: StoredRev] = [:]
+    var storedRevs: [DocKey: StoredRev] = [:]
     /// getAttachment requests awaiting their answers, by document.
-    var fetching: [String: Int] = [:]
+    var fetching: [DocKey: Int] = [:]
     var limitsReported: Set<String> = []
 
     static let maxAttachmentOwners = 10_000

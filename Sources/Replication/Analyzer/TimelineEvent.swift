@@ -34,6 +34,9 @@ public struct TimelineEvent: Sendable, Equatable, Encodable {
     public var attachmentCount: Int?
     public var deleted = false
     public var latency: Double?
+    /// The collection (`scope.collection`) of a session that named collections with
+    /// getCollections; nil in a legacy session.
+    public var collection: String?
 
     init(connection: Int, time: Double, from: BLIPDirection, type: MessageType, number: MessageNumber,
          profile: String, docID: String, kind: Kind, revID: String? = nil) {
@@ -93,7 +96,7 @@ public struct TimelineEvent: Sendable, Equatable, Encodable {
 
     private enum CodingKeys: String, CodingKey {
         case conn, time, from, type, number, profile, docID, event, revID, sequence, note, bytes, history,
-             attachments, deleted, latency, summary
+             attachments, deleted, latency, collection, summary
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -114,6 +117,7 @@ public struct TimelineEvent: Sendable, Equatable, Encodable {
         try container.encodeIfPresent(attachmentCount, forKey: .attachments)
         if deleted { try container.encode(true, forKey: .deleted) }
         try container.encodeIfPresent(latency, forKey: .latency)
+        try container.encodeIfPresent(collection, forKey: .collection)
         try container.encode(summary, forKey: .summary)
     }
 }

@@ -11,6 +11,10 @@ enum TimelineNote: Sendable {
     case knowsAncestors(Int)
     /// A changes entry answered 0 or null.
     case alreadyKnownOrFiltered
+    /// A changes entry flagged revoked (2: the receiver's user lost access to the document) or
+    /// removed (4: the document left the user's channels), as Sync Gateway sends them to a
+    /// client that asked with `revocations=true`; LiteCore then purges the document.
+    case revokedOrRemoved(revoked: Bool, removed: Bool)
     /// A whole changes message answered with an ERR.
     indirect case changesRefused(ErrorReply)
     /// A proposeChanges entry answered 304.
@@ -31,6 +35,9 @@ enum TimelineNote: Sendable {
             return "knows \(count) ancestor(s)"
         case .alreadyKnownOrFiltered:
             return "already known or filtered"
+        case .revokedOrRemoved(let revoked, let removed):
+            return [revoked ? "revoked: the user lost access to it" : nil, removed ? "removed from the user's channels" : nil]
+                .compactMap { $0 }.joined(separator: "; ")
         case .changesRefused(let error):
             return "changes refused with \(error.key)" + (error.code == 409 ? " (peer is conflict-free: proposeChanges expected)" : "")
         case .peerHasIt:

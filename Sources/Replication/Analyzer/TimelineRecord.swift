@@ -24,6 +24,8 @@ struct TimelineRecord: Sendable {
     /// The request's profile (nil shows as `?`).
     var profile: ReplicationProfile?
     var deleted = false
+    /// The `collection` index of the message (a reply: its request's); negative when none.
+    var collection: Int32 = -1
 
     init(time: Double, from: BLIPDirection, type: MessageType, number: MessageNumber, profile: ReplicationProfile?,
          kind: TimelineEvent.Kind, revID: String? = nil) {
@@ -39,8 +41,9 @@ struct TimelineRecord: Sendable {
     /// Sets an optional byte count (nil leaves it unknown).
     mutating func setBytes(_ value: Int?) { bytes = value ?? -1 }
 
-    /// The public form, for a document of session `connection`.
-    func event(connection: Int, docID: String) -> TimelineEvent {
+    /// The public form, for a document of session `connection` whose getCollections named
+    /// `collections`.
+    func event(connection: Int, docID: String, collections: [CollectionPath] = []) -> TimelineEvent {
         var event = TimelineEvent(connection: connection, time: time, from: from, type: type, number: number,
                                   profile: profile?.rawValue ?? "?", docID: docID, kind: kind, revID: revID)
         event.sequence = sequence
@@ -49,6 +52,9 @@ struct TimelineRecord: Sendable {
         event.historyCount = historyCount < 0 ? nil : Int(historyCount)
         event.attachmentCount = attachmentCount < 0 ? nil : Int(attachmentCount)
         event.deleted = deleted
+        if collection >= 0 {
+            event.collection = Int(collection) < collections.count ? collections[Int(collection)].description : "#\(collection)"
+        }
         event.latency = latency.isNaN ? nil : latency
         return event
     }

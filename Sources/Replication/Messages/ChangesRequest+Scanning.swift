@@ -14,11 +14,17 @@ extension ChangesRequest {
         guard scanner.consume(UInt8(ascii: "[")), let sequence = scanSequence(&scanner),
               scanner.consume(UInt8(ascii: ",")), let docID = scanner.simpleString(),
               scanner.consume(UInt8(ascii: ",")), let revID = scanner.simpleString() else { return nil }
-        var deleted = false
+        var flags = 0
         var bodySize: Int?
         if scanner.consume(UInt8(ascii: ",")) {
-            guard let flag = scanner.truthiness(depth: 2) else { return nil }
-            deleted = flag
+            if let next = scanner.peek(), JSONScanner.isDigit(next) {
+                // Sync Gateway's bitfield (CBMobile_3 and later): 1 deleted, 2 revoked, 4 removed.
+                guard let token = scanner.number(), let value = JSONScanner.unsignedInteger(token) else { return nil }
+                flags = value
+            } else {
+                guard let flag = scanner.truthiness(depth: 2) else { return nil }
+                flags = flag ? Entry.deletedFlag : 0
+            }
             if scanner.consume(UInt8(ascii: ",")) {
                 guard let token = scanner.number(), let size = JSONScanner.unsignedInteger(token) else { return nil }
                 bodySize = size
@@ -26,7 +32,7 @@ extension ChangesRequest {
         }
         guard scanner.consume(UInt8(ascii: "]")) else { return nil }
         return Entry(sequence: sequence, docID: String(decoding: docID, as: UTF8.self),
-                     revID: String(decoding: revID, as: UTF8.self), deleted: deleted, bodySize: bodySize)
+                     revID: String(decoding: revID, as: UTF8.self), flags: flags, bodySize: bodySize)
     }
 
     /// A sequence that is a number or a plain string (other JSON types take the slow path).

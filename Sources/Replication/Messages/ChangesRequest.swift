@@ -1,7 +1,9 @@
 /// changes: a batch of `[sequence, docID, revID, deleted?, bodySize?]` entries; an empty batch
 /// means the sender has caught up (replication-protocol §3 "changes"). Sync Gateway sends its
 /// caught-up batch as the JSON `null` (it sends a nil batch), which means the same
-/// (docs/sync-gateway-behaviour.md). In a version-vector
+/// (docs/sync-gateway-behaviour.md). The fourth element is `true`/`false`, or on CBMobile_3
+/// and later an integer of flags: 1 deleted, 2 revoked (the user lost access), 4 removed (the
+/// document left the user's channels). In a version-vector
 /// session `revID` is a current version, or (from LiteCore 4) a whole vector.
 public struct ChangesRequest: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
@@ -11,12 +13,26 @@ public struct ChangesRequest: Sendable, Equatable {
         /// The revision ID, or for a version vector its current version (what the rev will carry).
         public var revID: String
         public var deleted: Bool
+        /// Flag 2: the receiver's user lost access to the document (Sync Gateway's revocation).
+        public var revoked = false
+        /// Flag 4: the document left all of the receiver's user's channels.
+        public var removed = false
         /// Approximate body size, when the sender knows it.
         public var bodySize: Int?
         /// The whole version vector when the entry carried one (LiteCore 4 pushing with `changes`).
         public var vector: String?
 
         init(sequence: JSONValue, docID: String, revID: String, deleted: Bool, bodySize: Int?) {
+            self.init(sequence: sequence, docID: docID, revID: revID, flags: deleted ? Self.deletedFlag : 0, bodySize: bodySize)
+        }
+
+        static let deletedFlag = 1, revokedFlag = 2, removedFlag = 4
+
+        /// `flags`: the fourth element as an integer (`true` is 1).
+        init(sequence: JSONValue, docID: String, revID: String, flags: Int, bodySize: Int?) {
+            let deleted = flags & Self.deletedFlag != 0
+            self.revoked = flags & Self.revokedFlag != 0
+            self.removed = flags & Self.removedFlag != 0
             self.sequence = sequence
             self.docID = docID
             let named = VersionVector.currentVersionText(of: revID)
@@ -75,8 +91,14 @@ public struct ChangesRequest: Sendable, Equatable {
                 bodySize = nil
             }
         }
-        let deleted = fields.count >= 4 ? fields[3].isTruthy : false
-        return Entry(sequence: fields[0], docID: docID, revID: revID, deleted: deleted, bodySize: bodySize)
+        let bits = fields.count >= 4 ? Self.flags(fields[3]) : 0
+        return Entry(sequence: fields[0], docID: docID, revID: revID, flags: bits, bodySize: bodySize)
+    }
+
+    /// The fourth element as flags: a bool is deleted or not; an integer is the bitfield.
+    static func flags(_ value: JSONValue) -> Int {
+        if case .number(let text) = value, let flags = Int(text), flags > 0 { return flags }
+        return value.isTruthy ? Entry.deletedFlag : 0
     }
 }
 

@@ -286,7 +286,8 @@ struct InspectCommand: ParsableCommand {
     private func describe(_ counts: TransferCounts) -> String {
         let proposed = counts.revisionsProposed > 0 ? " (\(counts.revisionsProposed) proposed)" : ""
         let withheld = counts.revisionsWithheld > 0 ? ", \(counts.revisionsWithheld) withheld by the relay" : ""
-        return "\(counts.documents)\(counts.documentsCountIsLowerBound ? "+" : "") docs, \(counts.revisionsOffered) revs offered\(proposed), "
+        let revoked = counts.revisionsRevoked > 0 ? " (\(counts.revisionsRevoked) revoked or removed)" : ""
+        return "\(counts.documents)\(counts.documentsCountIsLowerBound ? "+" : "") docs, \(counts.revisionsOffered) revs offered\(proposed)\(revoked), "
             + "\(counts.revisionsWanted) wanted, \(counts.revisionsSent) sent (\(counts.revisionBytes) B), "
             + "\(counts.revisionsAccepted) accepted, \(counts.revisionsRefused) refused\(withheld), \(counts.norevs) norev, "
             + "\(counts.revisionsStored) stored (\(counts.revisionsKept) NoReply kept, \(counts.revisionsUnconfirmed) unconfirmed, "

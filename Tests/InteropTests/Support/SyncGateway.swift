@@ -27,26 +27,39 @@ final class SyncGateway: @unchecked Sendable {
 
     /// Starts SG with `guest` (GUEST with every channel) and `users` (name → password, every
     /// channel), a `sync` function if given; returns once the admin API's `GET /db/` answers Online.
-    init(binary: String, guest: Bool = true, users: [String: String] = ["alice": "letmein"], sync: String? = nil) async throws {
+    /// `channels` limits a user (or `GUEST`) to the channels named (its `admin_channels`).
+    /// `collections` (`scope.collection` names) makes the database's keyspaces those named
+    /// collections: legacy configuration refuses `scopes`, so SG then runs with persistent
+    /// configuration on an in-memory bootstrap bucket, the database and its users made through
+    /// the admin API (`sync` becomes each collection's sync function).
+    init(binary: String, guest: Bool = true, users: [String: String] = ["alice": "letmein"], sync: String? = nil,
+         channels: [String: [String]] = [:], collections: [String]? = nil) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("blipscope-sg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let ports = try Self.freePorts(3)
         publicPort = ports[0]
         adminPort = ports[1]
-        var userConfig: [String: Any] = ["GUEST": ["disabled": !guest, "admin_channels": ["*"]]]
-        for (name, password) in users { userConfig[name] = ["password": password, "admin_channels": ["*"]] }
+        var userConfig: [String: Any] = ["GUEST": ["disabled": !guest, "admin_channels": channels["GUEST"] ?? ["*"]]]
+        for (name, password) in users { userConfig[name] = ["password": password, "admin_channels": channels[name] ?? ["*"]] }
         var database: [String: Any] = ["server": "rosmar:/?mode=memory", "bucket": "db", "use_views": true,
                                        "num_index_replicas": 0, "users": userConfig,
                                        // 4.x requires it; 3.2 takes it too.
                                        "enable_shared_bucket_access": true]
         if let sync { database["sync"] = sync }
-        let config: [String: Any] = [
+        let logging: [String: Any] = ["console": ["enabled": true, "log_level": "info", "log_keys": ["HTTP", "Sync", "SyncMsg", "WS", "CRUD"]]]
+        var config: [String: Any] = [
             "disable_persistent_config": true, "admin_interface_authentication": false,
             "metrics_interface_authentication": false,
             "interface": "127.0.0.1:\(ports[0])", "adminInterface": "127.0.0.1:\(ports[1])",
             "metricsInterface": "127.0.0.1:\(ports[2])",
-            "logging": ["console": ["enabled": true, "log_level": "info", "log_keys": ["HTTP", "Sync", "SyncMsg", "WS", "CRUD"]]],
-            "databases": ["db": database]]
+            "logging": logging, "databases": ["db": database]]
+        if collections != nil {
+            config = ["bootstrap": ["server": "rosmar:/?mode=memory", "use_tls_server": false],
+                      "api": ["public_interface": "127.0.0.1:\(ports[0])", "admin_interface": "127.0.0.1:\(ports[1])",
+                              "metrics_interface": "127.0.0.1:\(ports[2])", "admin_interface_authentication": false,
+                              "metrics_interface_authentication": false],
+                      "logging": logging]
+        }
         let configPath = directory.appendingPathComponent("sg.json").path
         try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: configPath))
         logPath = directory.appendingPathComponent("sg.log").path
@@ -61,7 +74,11 @@ final class SyncGateway: @unchecked Sendable {
         try process.run()
         // SG is up in ~1.5 s; a loaded machine gets a minute.
         for _ in 0..<600 {
-            if let body = try? await get("/db/", admin: true), body.contains("Online") { return }
+            if let collections, (try? await send("GET", "/", json: nil))?.status == 200 {
+                try await createDatabase(collections: collections, guest: guest, users: users, channels: channels, sync: sync)
+                return
+            }
+            if collections == nil, let body = try? await get("/db/", admin: true), body.contains("Online") { return }
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -156,16 +173,56 @@ final class SyncGateway: @unchecked Sendable {
         guard status == 200 else { throw SyncGatewayFailure("_purge: \(status) \(String(decoding: data, as: UTF8.self))") }
     }
 
+    /// `database` with `collections` (persistent configuration), then its users, each with its
+    /// channels in every collection; returns once it is Online.
+    private func createDatabase(collections: [String], guest: Bool, users: [String: String], channels: [String: [String]],
+                                sync: String?) async throws {
+        var scopes: [String: [String: [String: Any]]] = [:]
+        for path in collections {
+            let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
+            scopes[parts[0], default: [:]][parts[1]] = sync.map { ["sync": $0] } ?? [:]
+        }
+        let created = try await send("PUT", "/db/", json: ["bucket": "db", "enable_shared_bucket_access": true, "num_index_replicas": 0,
+                                                          "scopes": scopes.mapValues { ["collections": $0] }])
+        guard created.status / 100 == 2 else { throw SyncGatewayFailure("creating the database: \(created)") }
+        for _ in 0..<600 {
+            if let body = try? await get("/db/", admin: true), body.contains("Online") { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        func access(_ name: String) -> [String: Any] {
+            let granted = ["admin_channels": channels[name] ?? ["*"]]
+            return ["admin_channels": granted["admin_channels"]!,
+                    "collection_access": scopes.mapValues { $0.mapValues { _ in granted } }]
+        }
+        var principals: [(String, [String: Any])] = [("GUEST", access("GUEST").merging(["disabled": !guest]) { $1 })]
+        for (name, password) in users { principals.append((name, access(name).merging(["password": password]) { $1 })) }
+        for (name, body) in principals {
+            let made = try await send("PUT", "/db/_user/\(name)", json: body)
+            guard made.status / 100 == 2 else { throw SyncGatewayFailure("user \(name): \(made)") }
+        }
+    }
+
+    /// Any REST call: `json` as the body (nil: none), on the admin port unless `admin` is false,
+    /// with `headers`; the status and the body.
+    func send(_ method: String, _ path: String, json: Any?, admin: Bool = true,
+              headers: [String: String] = [:]) async throws -> (status: Int, body: String) {
+        let body = try json.map { try JSONSerialization.data(withJSONObject: $0) }
+        let (status, data) = try await send(method, path, admin: admin, body: body, headers: headers)
+        return (status, String(decoding: data, as: UTF8.self))
+    }
+
     private func request(_ method: String, _ path: String, admin: Bool, body: Data?) async throws -> String {
         String(decoding: try await send(method, path, admin: admin, body: body).data, as: UTF8.self)
     }
 
-    private func send(_ method: String, _ path: String, admin: Bool, body: Data?) async throws -> (status: Int, data: Data) {
+    private func send(_ method: String, _ path: String, admin: Bool, body: Data?,
+                      headers: [String: String] = [:]) async throws -> (status: Int, data: Data) {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(admin ? adminPort : publicPort)\(path)")!)
         request.httpMethod = method
         request.httpBody = body
         request.timeoutInterval = 60
         if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let (data, response) = try await URLSession.shared.data(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
     }
