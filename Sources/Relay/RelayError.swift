@@ -66,10 +66,15 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
     }
 
     /// True when the problem lies with the upstream rather than the client or the relay.
-    public var isUpstreamFailure: Bool {
+    public var isUpstreamFailure: Bool { upstreamFailure != nil }
+
+    /// How dialling the upstream failed, when that is this error's cause.
+    public var upstreamFailure: UpstreamFailure? {
         switch kind {
-        case .upstreamUnreachable, .upstreamTimeout, .upstreamHandshake: return true
-        default: return false
+        case .upstreamUnreachable: return .unreachable
+        case .upstreamTimeout: return .timeout
+        case .upstreamHandshake: return .handshake
+        default: return nil
         }
     }
 

@@ -37,13 +37,4 @@ enum MetricLabels {
         if normal(summary.upstreamClose) { return "upstream_normal" }
         return "error"
     }
-
-    /// Upstream dial failures by cause, from the handshake status the client got.
-    static func upstreamFailure(status: Int) -> String? {
-        switch status {
-        case 502: return "unreachable"
-        case 504: return "timeout"
-        default: return nil
-        }
-    }
 }

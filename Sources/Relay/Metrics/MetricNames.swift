@@ -16,7 +16,8 @@ public enum MetricNames {
     public static let handshakesTotal = "blipscope_handshakes_total"
     /// Histogram: seconds from dialing the upstream to its 101 (successful sessions).
     public static let upstreamConnectSeconds = "blipscope_upstream_connect_seconds"
-    /// Counter {reason}: upstream dials that failed (`unreachable` 502, `timeout` 504, `refused` other).
+    /// Counter {reason}: upstream dials that failed, by ``UpstreamFailure``: `unreachable`, `timeout`,
+    /// `refused` (the upstream's own non-101 answer), `handshake` (a 101 the relay cannot accept).
     public static let upstreamConnectFailuresTotal = "blipscope_upstream_connect_failures_total"
     /// Counter {direction, type, profile}: complete BLIP messages.
     public static let messagesTotal = "blipscope_messages_total"

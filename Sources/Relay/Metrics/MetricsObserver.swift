@@ -56,8 +56,8 @@ public final class MetricsObserver: RelayObserver, Sendable {
         case .handshakeRefused(let refusal):
             let status = Int(refusal.status.code)
             metrics.counter(MetricNames.handshakesTotal, [("status", String(status))]).increment()
-            if let reason = MetricLabels.upstreamFailure(status: status) {
-                metrics.counter(MetricNames.upstreamConnectFailuresTotal, [("reason", reason)]).increment()
+            if let failure = refusal.upstreamFailure {
+                metrics.counter(MetricNames.upstreamConnectFailuresTotal, [("reason", failure.rawValue)]).increment()
             }
         case .sessionClosed(let summary):
             closed(summary)

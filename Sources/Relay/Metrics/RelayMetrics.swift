@@ -80,7 +80,7 @@ public final class RelayMetrics: Sendable {
         for action in Self.policyActions { _ = counter(MetricNames.policyVerdictsTotal, [("rule", "none"), ("action", action)]) }
         _ = timer(MetricNames.rateLimitDelaySeconds, [("rule", "none")])
         for status in ["101", "502", "504"] { _ = counter(MetricNames.handshakesTotal, [("status", status)]) }
-        for reason in ["unreachable", "timeout"] { _ = counter(MetricNames.upstreamConnectFailuresTotal, [("reason", reason)]) }
+        for reason in UpstreamFailure.allCases { _ = counter(MetricNames.upstreamConnectFailuresTotal, [("reason", reason.rawValue)]) }
         for direction in MetricLabels.directions {
             _ = counter(MetricNames.decodeFailuresTotal, [("direction", direction), ("kind", "decode_failed")])
         }

@@ -127,6 +127,8 @@ public struct HandshakeRefusal: Sendable {
     public var status: HTTPResponseStatus
     /// Why: the relay's error, or "upstream answered …".
     public var reason: String
+    /// Set when dialling the upstream failed or the upstream refused the upgrade.
+    public var upstreamFailure: UpstreamFailure? = nil
 }
 
 public struct FrameEvent: Sendable {

@@ -27,7 +27,8 @@ struct ClientPipeline {
             onRefused: { head, refusal in
                 guard observers.wants(.sessions) else { return }
                 observers.emit(.handshakeRefused(HandshakeRefusal(clientAddress: clientAddress, target: head.uri,
-                                                                  status: refusal.status, reason: refusal.reason)),
+                                                                  status: refusal.status, reason: refusal.reason,
+                                                                  upstreamFailure: refusal.upstreamFailure)),
                                kind: .sessions)
             },
             onMalformed: { reason in
@@ -139,7 +140,8 @@ struct ClientPipeline {
                 case .refused(let response, let body):
                     pending.handshake.refusal = HandshakeHandler.Refusal(
                         status: response.status, headers: HandshakeHeaders.refusalResponse(from: response),
-                        body: body, reason: "upstream answered \(response.status.code) \(response.status.reasonPhrase)")
+                        body: body, reason: "upstream answered \(response.status.code) \(response.status.reasonPhrase)",
+                        upstreamFailure: .refused)
                     return nil
                 }
             }

@@ -15,6 +15,8 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
         var headers: HTTPHeaders
         var body: ByteBuffer
         var reason: String
+        /// Set when the refusal is the upstream's doing (its own answer, or a failed dial).
+        var upstreamFailure: UpstreamFailure? = nil
     }
 
     /// Set by the upgrade attempt when it decides not to upgrade.
@@ -41,7 +43,8 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
         body.writeString(error.description + "\n")
         var headers = error.responseHeaders
         headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
-        return Refusal(status: error.httpStatus, headers: headers, body: body, reason: error.description)
+        return Refusal(status: error.httpStatus, headers: headers, body: body, reason: error.description,
+                       upstreamFailure: error.upstreamFailure)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
