@@ -8,7 +8,7 @@ import Testing
     static let enabled = ProcessInfo.processInfo.environment["BLIPSCOPE_BENCH"] != nil
     static let documents = Int(ProcessInfo.processInfo.environment["BLIPSCOPE_BENCH_DOCS"] ?? "") ?? 10_000
 
-    @Test(.enabled(if: enabled)) func pullSmallDocuments() async throws {
+    @Test(.enabled(if: enabled, "a benchmark: set BLIPSCOPE_BENCH=1 (release builds only give numbers that mean something)")) func pullSmallDocuments() async throws {
         try await withGateway(timeout: .seconds(300), seed: { database in
             for index in 0..<Self.documents {
                 try database.put(String(format: "doc-%06d", index),

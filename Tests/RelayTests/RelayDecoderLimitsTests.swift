@@ -56,10 +56,9 @@ import WebView
 
         let forwarded = try await received.first(within: 10) { _, message in message.profile == "oversize" }
         #expect(forwarded.body.readableBytes == 3000, "forwarding does not depend on the limit")
-        let reported = try await harness.recorder.first(within: 10) {
-            if case .decodeError(_, .clientToServer, _) = $0 { true } else { false }
+        let error = try await harness.recorder.first(within: 10) {
+            if case .decodeError(_, .clientToServer, let error) = $0 { error } else { nil }
         }
-        guard case .decodeError(_, _, let error) = reported else { return }
         #expect(error.code == "decode_failed")
         #expect(error.description.contains("over the reassembly limit"), "\(error)")
         #expect(!harness.recorder.all.contains {
@@ -105,8 +104,7 @@ import WebView
         let after = try await withTimeout { try await client.request(.request(profile: "after", body: body("still"))) }
         #expect(String(buffer: after.body) == "still")
 
-        let reported = try await harness.recorder.first { if case .decodeError = $0 { true } else { false } }
-        guard case .decodeError(_, _, let error) = reported else { return }
+        let error = try await harness.recorder.first { if case .decodeError(_, _, let error) = $0 { error } else { nil } }
         #expect(error.code == "decoder_budget_exceeded")
         #expect(error.description == "partly received messages exceed the decoder budget of 20000 bytes")
         try await client.close()

@@ -20,10 +20,9 @@ struct RelayInspectionDelayTests {
         let answered = CaptureTimestamp.now()
         #expect(reply.body.readableBytes == 7, "forwarded without waiting for the inspection")
 
-        let event = try await harness.recorder.first {
-            if case .message(let message) = $0 { message.message.type == .response } else { false }
+        let message = try await harness.recorder.first {
+            if case .message(let message) = $0, message.message.type == .response { message } else { nil }
         }
-        guard case .message(let message) = event else { return }
         let time = try #require(message.time)
         #expect(sent <= time.wall && time.wall <= answered, "read between the request going out and the reply arriving")
         #expect(message.requestProfile == "echo" && message.roundTrip != nil)
@@ -31,7 +30,7 @@ struct RelayInspectionDelayTests {
         // The log line carries that time, to the microsecond.
         let collector = RelayLoggingTests.LineCollector(level: .info)
         let observer = LoggingObserver(logger: Logger(label: "test") { _ in collector })
-        observer.observe(event)
+        observer.observe(.message(message))
         let line = try #require(collector.all.first)
         var stamp = [UInt8](repeating: 0, count: LogTimestamp.length)
         stamp.withUnsafeMutableBufferPointer {

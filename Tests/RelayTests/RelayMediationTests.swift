@@ -78,8 +78,7 @@ final class ClosurePolicy: MediationPolicy, @unchecked Sendable {
         #expect(String(buffer: afterReply.body) == bulk + "!" && afterReply.properties["seq"] == "9")
         #expect(seen.withLockedValue { $0.map(\.number) }.last == 8)
 
-        let verdict = try await harness.recorder.first { if case .verdict = $0 { true } else { false } }
-        guard case .verdict(let event) = verdict else { return }
+        let event = try await harness.recorder.first { if case .verdict(let event) = $0 { event } else { nil } }
         #expect(event.number == 5 && event.rule == "no-five" && event.action == "deny 403" && event.profile == "echo")
         #expect(!harness.recorder.all.contains { if case .sessionClosed = $0 { true } else { false } })
         let replyEvents = harness.recorder.all.compactMap { event -> MessageEvent? in

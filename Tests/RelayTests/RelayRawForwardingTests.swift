@@ -112,10 +112,9 @@ import WebSocketWire
         #expect(reply.type == .response)
         #expect(String(buffer: reply.body) == "ok")
         try await neighbour.close()
-        let neighbourSummary = try await harness.recorder.first {
-            if case .sessionClosed(let summary) = $0 { summary.info.id != ended.info.id } else { false }
+        let summary = try await harness.recorder.first {
+            if case .sessionClosed(let summary) = $0, summary.info.id != ended.info.id { summary } else { nil }
         }
-        guard case .sessionClosed(let summary) = neighbourSummary else { return }
         #expect(summary.relayError == nil)
         #expect(summary.clientClose?.code == 1000)
         try await harness.shutdown()

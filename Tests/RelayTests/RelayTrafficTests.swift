@@ -43,9 +43,10 @@ import Testing
             }
             #expect(reply.body.readableBytes == big.utf8.count)
         }
-        let ack = try await harness.recorder.first { if case .ack = $0 { true } else { false } }
         // Stamped with the time its read came in, as frames and messages are, not when inspected.
-        guard case .ack(_, _, _, let time) = ack else { return }
+        let time = try await harness.recorder.first { event -> ReceiptTime?? in
+            if case .ack(_, _, _, let time) = event { time } else { nil }
+        }
         let read = try #require(time?.uptime)
         #expect(started <= read && read <= NIODeadline.now())
         try await client.close()

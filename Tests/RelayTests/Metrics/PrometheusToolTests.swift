@@ -11,7 +11,8 @@ import Testing
     static let promtool = MetricsFixture.executable("promtool")
     static let prometheus = MetricsFixture.executable("prometheus")
 
-    @Test(.enabled(if: promtool != nil)) func promtoolAcceptsRulesAndScrape() async throws {
+    @Test(.enabled(if: promtool != nil, "promtool is not installed: `make test` installs Debian's prometheus"))
+    func promtoolAcceptsRulesAndScrape() async throws {
         let rules = MetricsFixture.packageRoot.appendingPathComponent("dashboards/alerts.yml").path
         let checked = try await run(Self.promtool!, ["check", "rules", rules])
         #expect(checked.status == 0, "\(checked.output)")
@@ -29,7 +30,8 @@ import Testing
         #expect(scrape.contains("# HELP blipscope_messages_total "))
     }
 
-    @Test(.enabled(if: prometheus != nil)) func prometheusScrapesTheRelayDuringReplication() async throws {
+    @Test(.enabled(if: prometheus != nil, "prometheus is not installed: `make test` installs Debian's prometheus"))
+    func prometheusScrapesTheRelayDuringReplication() async throws {
         let fixture = try await MetricsFixture.start()
         let client = try await fixture.harness.connected()
         try await fixture.replicate(client: client)

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Testing
 @testable import Relay
 
 struct TimeoutError: Error {}
@@ -53,6 +54,15 @@ final class RecordingObserver: RelayObserver, Sendable {
     /// The first event (past or future) matching `predicate`; throws after `seconds`.
     func first(within seconds: Double = 60, _ predicate: @escaping @Sendable (RelayEvent) -> Bool) async throws -> RelayEvent {
         try await log.first(within: seconds) { _, event in predicate(event) }
+    }
+
+    /// What `extract` takes from the first event (past or future) it takes something from; throws
+    /// after `seconds`. A test reads the case it waited for without a `guard … else { return }`
+    /// that would let it pass having checked nothing.
+    func first<Value>(within seconds: Double = 60, extracting extract: @escaping @Sendable (RelayEvent) -> Value?)
+        async throws -> Value {
+        let event = try await log.first(within: seconds) { _, event in extract(event) != nil }
+        return try #require(extract(event))
     }
 
     func sessionClosed() async throws -> SessionSummary {
