@@ -3,7 +3,7 @@
 #   make demo   installs missing system packages, builds in release mode, runs the main job
 #   make test-loaded  runs every test with LOAD_JOBS busy processes beside it (timing flakes)
 #   make fuzz   builds the libFuzzer targets in Fuzz/ (ASan) and runs each for FUZZ_SECONDS
-#   make soak   builds in release mode and runs `bench soak` for SOAK_MESSAGES numbered messages
+#   make soak   builds in release mode and runs `blipscope-bench soak` for SOAK_MESSAGES numbered messages
 #               (`make test` runs a short soak too: Tests/SoakTests)
 SWIFT ?= swift
 # chromium, python3 and a font: the web view's browser test (headless Chromium over the DevTools protocol).
@@ -12,6 +12,8 @@ SYSTEM_PACKAGES := libpcap-dev zlib1g-dev libisal-dev libssl-dev tshark openssl 
 # SwiftNIO TCP forwarder (the CPU floor of its library).
 BENCH_PACKAGES := nginx-light
 BIN := .build/release/blipscope
+# The benchmarks are a tool of their own: it runs the blipscope beside it as its relay.
+BENCH_BIN := .build/release/blipscope-bench
 
 # make soak: 200 churning sessions through a relay child; exits non-zero when the run fails its target.
 SOAK_MESSAGES ?= 10000000
@@ -33,7 +35,7 @@ FUZZ_BUILD_FLAGS := -c release --package-path Fuzz --scratch-path $(FUZZ_SCRATCH
 # with the run's log beside them; the seeds in Fuzz/Corpus/<target> are only read.
 FUZZ_OPTIONS := -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 $(FUZZ_EXTRA)
 
-.PHONY: setup build release test test-loaded demo bench soak clean fuzz fuzz-build
+.PHONY: setup build release release-bench test test-loaded demo bench soak clean fuzz fuzz-build
 
 setup:
 	@missing=""; for p in $(SYSTEM_PACKAGES) $(EXTRA_PACKAGES); do \
@@ -59,6 +61,9 @@ RELEASE_FLAGS := -Xswiftc -enforce-exclusivity=unchecked
 release: setup
 	$(SWIFT) build -c release --product blipscope $(RELEASE_FLAGS)
 
+release-bench: release
+	$(SWIFT) build -c release --product blipscope-bench $(RELEASE_FLAGS)
+
 test: setup
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
@@ -76,16 +81,16 @@ demo: release
 	$(BIN) demo
 
 bench:
-	$(MAKE) release EXTRA_PACKAGES="$(BENCH_PACKAGES)"
-	$(BIN) bench codec
-	$(BIN) bench relay --nginx --floor --placement spread,free
-	@if [ -n "$$BLIPSCOPE_GOBLIP_PEER" ]; then $(BIN) bench relay --nginx --floor --placement free --goblip "$$BLIPSCOPE_GOBLIP_PEER"; fi
-	@if [ -n "$$BLIPSCOPE_VALGRIND" ]; then $(BIN) bench instructions; fi
-	$(BIN) bench pull
-	$(BIN) bench analyzer
+	$(MAKE) release-bench EXTRA_PACKAGES="$(BENCH_PACKAGES)"
+	$(BENCH_BIN) codec
+	$(BENCH_BIN) relay --nginx --floor --placement spread,free
+	@if [ -n "$$BLIPSCOPE_GOBLIP_PEER" ]; then $(BENCH_BIN) relay --nginx --floor --placement free --goblip "$$BLIPSCOPE_GOBLIP_PEER"; fi
+	@if [ -n "$$BLIPSCOPE_VALGRIND" ]; then $(BENCH_BIN) instructions; fi
+	$(BENCH_BIN) pull
+	$(BENCH_BIN) analyzer
 
-soak: release
-	$(BIN) bench soak --messages $(SOAK_MESSAGES) --sessions $(SOAK_SESSIONS)
+soak: release-bench
+	$(BENCH_BIN) soak --messages $(SOAK_MESSAGES) --sessions $(SOAK_SESSIONS)
 
 fuzz-build: setup
 	$(SWIFT) build $(FUZZ_BUILD_FLAGS)

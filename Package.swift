@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "blipscope", targets: ["blipscope"]),
+        // The benchmarks, a tool apart from the product (`make bench`).
+        .executable(name: "blipscope-bench", targets: ["blipscope-bench"]),
         .library(name: "BLIPCore", targets: ["BLIPCore"]),
         // The parsers of untrusted bytes, for the fuzz targets in Fuzz/ (a package of its own).
         .library(name: "WebSocketWire", targets: ["WebSocketWire"]),
@@ -159,15 +161,33 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            // What both executables' commands share: the log sink, glibc's copy tuning, status lines.
+            name: "CommandLineSupport",
+            dependencies: ["Relay", .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "blipscope",
             dependencies: [
                 "BLIPCore", "Capture", "CZlib", "CISAL", "BLIPNIO", "Relay", "Replication", "Gateway", "Replay", "Mediation", "Policy",
-                "WebView", "Soak", "CMalloc", "SyncGatewayLog",
+                "WebView", "CMalloc", "SyncGatewayLog", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "blipscope-bench",
+            dependencies: [
+                "BLIPCore", "BLIPNIO", "Capture", "CZlib", "CISAL", "Gateway", "Policy", "Relay", "Replication", "Soak",
+                "CommandLineSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
@@ -259,7 +279,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BenchTests",
-            dependencies: ["blipscope", "BLIPTestSupport"]
+            dependencies: ["blipscope-bench", "CommandLineSupport", "Replication", "BLIPTestSupport"]
         ),
         .testTarget(
             name: "CaptureTests",

@@ -135,14 +135,14 @@ struct ReferenceVectorTests {
         #expect(decoded.isUrgent)
     }
 
-    /// §8.1 item 1, crouton `test_blip.cc` "BLIP Send And Receive Message": README.md (our own,
-    /// tens of kilobytes: many frames) sent as a no-reply request with no properties, plain and
+    /// §8.1 item 1, crouton `test_blip.cc` "BLIP Send And Receive Message", which sends its own
+    /// README: our longest document, docs/performance.md (tens of kilobytes: many frames), sent as a no-reply request with no properties, plain and
     /// compressed, arrives whole as message 1.
-    @Test("crouton's send-and-receive round trip: README.md as the body, uncompressed and compressed",
+    @Test("crouton's send-and-receive round trip: a document of ours as the body, uncompressed and compressed",
           arguments: [false, true])
     func croutonReadmeRoundTrip(compressed: Bool) throws {
         let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
+            .deletingLastPathComponent().appendingPathComponent("docs/performance.md")
         let text = try String(contentsOf: readme, encoding: .utf8)
         #expect(text.utf8.count > 20_000, "large enough to need several frames")
         let pair = EndpointPair()

@@ -25,14 +25,15 @@ public enum BlipscopeExecutable {
         return directory
     }
 
-    /// The executable, or an error that says where it was looked for.
-    public static func url() throws -> URL {
+    /// The executable (`blipscope`, or `blipscope-bench`), or an error that says where it was
+    /// looked for.
+    public static func url(_ name: String = "blipscope") throws -> URL {
         guard let directory = productsDirectory else {
             throw CommandFailure("cannot tell the test bundle's build directory (Bundle.main has no executable URL)")
         }
-        let candidate = directory.appendingPathComponent("blipscope")
+        let candidate = directory.appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: candidate.path) else {
-            throw CommandFailure("no blipscope executable in \(directory.path): build with `swift build --build-tests` "
+            throw CommandFailure("no \(name) executable in \(directory.path): build with `swift build --build-tests` "
                                  + "(as `make test` does) before `swift test --skip-build`")
         }
         return candidate
@@ -47,6 +48,16 @@ public enum BlipscopeExecutable {
     /// Starts `blipscope arguments` and returns at once; its outputs are gathered as they come.
     public static func start(_ arguments: [String]) throws -> RunningCommand {
         try RunningCommand(executable: url().path, arguments: arguments)
+    }
+
+    /// Runs `blipscope-bench arguments` (the benchmarks' own executable) as ``run(_:within:)``.
+    public static func runBench(_ arguments: [String], within seconds: Double = 60) async throws -> CommandResult {
+        try await RunningCommand.run(url("blipscope-bench").path, arguments, within: seconds)
+    }
+
+    /// Starts `blipscope-bench arguments` as ``start(_:)``.
+    public static func startBench(_ arguments: [String]) throws -> RunningCommand {
+        try RunningCommand(executable: url("blipscope-bench").path, arguments: arguments)
     }
 
     /// `samples/demo-docs.json`, the documents `make demo` seeds the gateway with.

@@ -1,7 +1,7 @@
 import BLIPTestSupport
 import Foundation
 import Testing
-@testable import blipscope
+@testable import blipscope_bench
 
 /// The `machine:` line each benchmark report starts with: ratios move with the processor, so a
 /// report says which one it ran on.
@@ -56,7 +56,7 @@ import Testing
     /// Through the built binary: the report's first line names the machine it ran on, as this
     /// process reads it from the kernel.
     @Test func theAnalyzerBenchReportStartsWithTheMachine() async throws {
-        let finished = try await BlipscopeExecutable.run(["bench", "analyzer", "--messages", "2000", "--rounds", "1"], within: 600)
+        let finished = try await BlipscopeExecutable.runBench(["analyzer", "--messages", "2000", "--rounds", "1"], within: 600)
         #expect(finished.status == 0, "\(finished.errors)")
         let first = finished.output.split(separator: "\n").first.map(String.init)
         #expect(first == BenchMachine.current().line)

@@ -1,5 +1,5 @@
 import Testing
-@testable import blipscope
+@testable import blipscope_bench
 
 /// How `bench relay` compares one proxy's CPU with another's over alternating rounds.
 @Suite struct CPUComparisonTests {

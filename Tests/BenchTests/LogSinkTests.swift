@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import blipscope
+@testable import CommandLineSupport
 import Relay
 
 /// The relay's log sink writes on a thread of its own: a reader that stops reading costs log

@@ -1,7 +1,7 @@
 import BLIPTestSupport
 import Foundation
 import Testing
-@testable import blipscope
+@testable import blipscope_bench
 
 /// The CPU time `bench relay` reads of its child processes (relay, nginx, forwarder).
 @Suite struct ProcessCPUClockTests {

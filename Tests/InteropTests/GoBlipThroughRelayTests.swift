@@ -149,8 +149,8 @@ struct GoBlipThroughRelayTests {
     /// relay and nginx-free, at a small scale.
     @Test("bench relay --goblip drives go-blip's peers directly and through the relay and reports every workload")
     func benchWithGoBlipPeers() async throws {
-        let finished = try await BlipscopeExecutable.run(
-            ["bench", "relay", "--goblip", GoBlipPeer.path!, "--placement", "free", "--rounds", "1", "--scale", "0.05",
+        let finished = try await BlipscopeExecutable.runBench(
+            ["relay", "--goblip", GoBlipPeer.path!, "--placement", "free", "--rounds", "1", "--scale", "0.05",
              "--only", "ABCD"], within: 300)
         #expect(finished.status == 0, "\(finished.errors)")
         let lines = finished.output.split(separator: "\n")

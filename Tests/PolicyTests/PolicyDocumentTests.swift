@@ -28,7 +28,7 @@ struct PolicyDocumentTests {
         #expect(document.connectionRules.isEmpty && document.connectionDefaultAllows)
     }
 
-    @Test("samples/policy.yaml parses: every key and action the README documents is accepted")
+    @Test("samples/policy.yaml parses: every key and action docs/policy.md documents is accepted")
     func samplePolicyParses() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let document = try PolicyDocument(contentsOf: root.appendingPathComponent("samples/policy.yaml").path)

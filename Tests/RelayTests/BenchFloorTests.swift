@@ -6,14 +6,14 @@ import NIOCore
 import NIOPosix
 import Testing
 
-/// `bench forward`, the bare SwiftNIO forwarder, and `bench relay --floor`, which measures the
+/// `blipscope-bench forward`, the bare SwiftNIO forwarder, and `blipscope-bench relay --floor`, which measures the
 /// relay's CPU against it.
 @Suite struct BenchFloorTests {
     @Test("a BLIP session through the bare forwarder gets every echo, compressed or not, byte for byte")
     func forwarderCarriesABLIPSession() async throws {
         let peers = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let upstream = try await RelayHarness.echoUpstream(group: peers)
-        let forwarder = try BlipscopeExecutable.start(["bench", "forward", "--upstream-port", "\(upstream.localAddress.port!)",
+        let forwarder = try BlipscopeExecutable.startBench(["forward", "--upstream-port", "\(upstream.localAddress.port!)",
                                                       "--threads", "1"])
         let port = try await forwarder.announcedPort()
 
@@ -39,8 +39,8 @@ import Testing
         // `trap '' INT` ignores SIGINT and `exec` keeps it ignored in the forwarder (same pid).
         let forwarder = try RunningCommand(
             executable: "/bin/sh",
-            arguments: ["-c", "trap '' INT; exec \"$0\" bench forward --threads 1 --upstream-port \"$1\"",
-                        try BlipscopeExecutable.url().path, "\(upstream.localAddress.port!)"])
+            arguments: ["-c", "trap '' INT; exec \"$0\" forward --threads 1 --upstream-port \"$1\"",
+                        try BlipscopeExecutable.url("blipscope-bench").path, "\(upstream.localAddress.port!)"])
         defer { forwarder.kill() }
         _ = try await forwarder.announcedPort()
         let status = try await forwarder.stop(SIGINT, within: 30)  // throws if it does not end
@@ -51,8 +51,8 @@ import Testing
 
     @Test("bench relay --floor reports the forwarder's and the undecoding relay's lines and the relay's CPU against each: the rounds' median, their range and the totals")
     func relayBenchReportsTheFloor() async throws {
-        let finished = try await BlipscopeExecutable.run(
-            ["bench", "relay", "--floor", "--placement", "free", "--rounds", "2", "--scale", "0.25", "--only", "A"], within: 900)
+        let finished = try await BlipscopeExecutable.runBench(
+            ["relay", "--floor", "--placement", "free", "--rounds", "2", "--scale", "0.25", "--only", "A"], within: 900)
         #expect(finished.status == 0, "\(finished.errors)")
         let lines = finished.output.split(separator: "\n")
         #expect(lines.contains { $0.hasPrefix("bare NIO forwarder :") })

@@ -2,7 +2,7 @@ import BLIPTestSupport
 import Foundation
 import Testing
 
-/// `blipscope bench instructions` runs a relay child under callgrind, twice per workload. Runs
+/// `blipscope-bench instructions` runs a relay child under callgrind, twice per workload. Runs
 /// only when `BLIPSCOPE_VALGRIND` names a valgrind that can run Swift 6 binaries (Debian 12's
 /// 3.19 cannot); callgrind makes the relay some 50 times slower, so the workload is small.
 @Suite struct InstructionsBenchTests {
@@ -11,8 +11,8 @@ import Testing
     @Test("A relayed round trip of small compressed echoes costs a positive, bounded number of instructions, from two callgrind runs",
           .enabled(if: valgrind != nil, "set BLIPSCOPE_VALGRIND to a valgrind that runs Swift 6 binaries"))
     func countsInstructionsPerRoundTrip() async throws {
-        let finished = try await BlipscopeExecutable.run(
-            ["bench", "instructions", "--only", "B", "--scale", "0.1", "--valgrind", Self.valgrind!], within: 900)
+        let finished = try await BlipscopeExecutable.runBench(
+            ["instructions", "--only", "B", "--scale", "0.1", "--valgrind", Self.valgrind!], within: 900)
         #expect(finished.status == 0, "\(finished.errors)")
         let line = try #require(finished.output.split(separator: "\n").first { $0.hasPrefix("B ") })
         let fields = line.split(separator: " ")

@@ -7,8 +7,8 @@ import Testing
 struct SoakCommandTests {
     @Test("20 sessions churn through 3,000 numbered messages and replication pulls: nothing lost, reordered or corrupted, no decode failure, descriptors back at the baseline")
     func shortSoak() async throws {
-        let finished = try await BlipscopeExecutable.run(
-            ["bench", "soak", "--sessions", "20", "--messages", "3000", "--sample-seconds", "1", "--json"], within: 900)
+        let finished = try await BlipscopeExecutable.runBench(
+            ["soak", "--sessions", "20", "--messages", "3000", "--sample-seconds", "1", "--json"], within: 900)
         let report = try JSONDecoder().decode(SoakReport.self, from: Data(finished.output.utf8))
         #expect(report.tally.sent == 3_000)
         #expect(report.tally.echoed == 3_000)

@@ -2,7 +2,7 @@ import Foundation
 import Yams
 
 /// A parsed, validated policy file: message rules (checked per BLIP message) and connection
-/// rules (checked per handshake). See README "Policy" and `samples/policy.yaml`.
+/// rules (checked per handshake). See docs/policy.md and `samples/policy.yaml`.
 ///
 /// ```yaml
 /// rules:                       # message rules, all checked for each message, in order

@@ -1,6 +1,6 @@
 import BLIPCore
 /// What a message rule does to the messages it matches, as written in the policy file (see
-/// README "Policy" and `samples/policy.yaml` for the YAML of each).
+/// docs/policy.md and `samples/policy.yaml` for the YAML of each).
 public enum PolicyAction: Sendable {
     /// The sender gets an ERR reply; the other side never sees the message. A denied noreply
     /// request is dropped silently. `readOnly` is parsed into a deny of the client's push.

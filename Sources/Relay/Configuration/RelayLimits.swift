@@ -2,7 +2,7 @@ import BLIPCore
 import NIOCore
 
 /// The relay's limits as named configuration. Together they bound a session's memory
-/// (README "Memory per session"): per direction one socket read, one WebSocket frame being
+/// (docs/relay.md, "Memory per session"): per direction one socket read, one WebSocket frame being
 /// parsed, a write buffer up to the high-water mark, one WebSocket message being reassembled for
 /// the decoder, and the decoder's own state.
 public struct RelayLimits: Sendable, Equatable {

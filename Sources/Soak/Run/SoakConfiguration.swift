@@ -1,4 +1,4 @@
-/// Everything `blipscope bench soak` can be told, with its defaults.
+/// Everything `blipscope-bench soak` can be told, with its defaults.
 public struct SoakConfiguration: Sendable {
     /// Numbered echo messages to send in all (replication sessions come on top).
     public var messages = 10_000_000

@@ -1,3 +1,4 @@
+import CommandLineSupport
 import Metrics
 import NIOCore
 import Prometheus

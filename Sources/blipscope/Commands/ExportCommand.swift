@@ -1,5 +1,6 @@
 import ArgumentParser
 import Capture
+import CommandLineSupport
 
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

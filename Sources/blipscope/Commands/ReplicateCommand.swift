@@ -1,5 +1,6 @@
 import ArgumentParser
 import BLIPNIO
+import CommandLineSupport
 import Gateway
 import Logging
 import NIOCore

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BLIPCore
 import Capture
+import CommandLineSupport
 import Foundation
 
 struct SniffCommand: ParsableCommand {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandLineSupport
 import Logging
 import NIOCore
 import NIOPosix

@@ -5,7 +5,7 @@ import NIOCore
 import NIOPosix
 import Relay
 
-/// `blipscope bench relay`: the same workloads directly against an echo server and through a
+/// `blipscope-bench relay`: the same workloads directly against an echo server and through a
 /// `blipscope relay` child process (decoding every message and logging it to a file).
 struct RelayBenchmark {
     var scale = 1.0
@@ -127,7 +127,8 @@ struct RelayBenchmark {
         print(BenchMachine.current().line)
         print("relay bench: \(goBlip == nil ? "" : "go-blip peers, ")echo server :\(upstreamPort), relay :\(relay.port) (pid \(relay.process.processIdentifier)), log \(logFile)")
         // This build's forwarder even with --relay-binary: the floor is the library's, not a build's.
-        let forwarder = floor ? try RelayProcess(arguments: ["bench", "forward", "--upstream-port", "\(upstreamPort)"] + pinning) : nil
+        let forwarder = floor ? try RelayProcess(arguments: ["forward", "--upstream-port", "\(upstreamPort)"] + pinning,
+                                                        binary: RelayProcess.benchExecutable) : nil
         defer { forwarder?.stop() }
         if let forwarder { print("bare NIO forwarder :\(forwarder.port) (pid \(forwarder.process.processIdentifier))") }
         // The relay under test, not decoding (a mediating relay decodes to decide: not then).

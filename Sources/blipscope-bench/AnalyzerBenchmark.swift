@@ -1,13 +1,14 @@
 import BLIPCore
 import Foundation
 import NIOCore
+import Replication
 
 /// Messages per second through ``SessionAnalyzer`` for a changes/rev-heavy pull stream, in the
-/// style of `blipscope bench codec`: the stream is built first, then fed `rounds` times and the
+/// style of `blipscope-bench codec`: the stream is built first, then fed `rounds` times and the
 /// best round counts. Each batch is a `changes` of `batchSize` entries, its reply wanting all,
 /// one `rev` per entry (every tenth with an attachment) and its reply, and every tenth batch a
 /// setCheckpoint exchange.
-public enum AnalyzerBenchmark {
+enum AnalyzerBenchmark {
     public struct Result: Sendable, CustomStringConvertible {
         public var messages: Int
         public var analyzerSeconds: Double

@@ -1,8 +1,10 @@
+import CommandLineSupport
 import Foundation
 import Soak
 
 /// `blipscope relay` run as a child process, so that its CPU time and memory can be read from
-/// /proc apart from the benchmark's clients and echo server.
+/// /proc apart from the benchmark's clients and echo server. The relay is the `blipscope`
+/// executable beside this one (the same build) unless a `binary` is given.
 final class RelayProcess {
     let process = Process()
     let port: Int
@@ -12,13 +14,24 @@ final class RelayProcess {
                                   "--log-file", logFile] + extraArguments, binary: binary)
     }
 
-    /// This executable with `arguments` (which start with `relay` and listen on port 0).
+    /// The benchmark's own executable (for `forward`, the bare forwarder).
+    static var benchExecutable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// The `blipscope` executable of this build: beside this one.
+    static var relayExecutable: String {
+        URL(fileURLWithPath: benchExecutable).deletingLastPathComponent().appendingPathComponent("blipscope").path
+    }
+
+    /// `blipscope` with `arguments` (which start with `relay` and listen on port 0).
     /// `launcher` runs it under another program (e.g. `valgrind --tool=callgrind`), and `binary`
-    /// replaces this executable (another build's); `environment` adds to or replaces variables of
-    /// this process's environment; `startupSeconds` bounds the wait for its address.
+    /// replaces it (another build's, or this benchmark's own for `forward`); `environment` adds to
+    /// or replaces variables of this process's environment; `startupSeconds` bounds the wait for
+    /// its address.
     init(arguments: [String], launcher: [String] = [], binary: String? = nil, environment: [String: String] = [:],
          startupSeconds: Double = 60) throws {
-        let relayBinary = URL(fileURLWithPath: binary ?? CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let relayBinary = URL(fileURLWithPath: binary ?? Self.relayExecutable).resolvingSymlinksInPath()
         if let program = launcher.first {
             process.executableURL = URL(fileURLWithPath: program)
             process.arguments = launcher.dropFirst() + [relayBinary.path] + arguments

@@ -4,13 +4,17 @@ import Logging
 import NIOCore
 import NIOPosix
 import Relay
+import CommandLineSupport
 import Replication
 import ServiceLifecycle
 
-struct BenchCommand: AsyncParsableCommand {
+/// The benchmarks, a tool apart from the product (`make bench` builds and runs it): each relay
+/// benchmark runs the `blipscope` executable beside this one as its child.
+@main
+struct BlipScopeBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench",
-        abstract: "Benchmarks, to run in release mode (make release).",
+        commandName: "blipscope-bench",
+        abstract: "BlipScope's benchmarks, to run in release mode (make bench): the relay against nginx and a bare forwarder, the codec, the analyzer, the policy engine, a pull, a soak.",
         subcommands: [CodecBench.self, RelayBench.self, ForwardBench.self, InstructionsBench.self, PullBench.self, PolicyBench.self, AnalyzerBench.self, SoakBench.self]
     )
 }
@@ -89,7 +93,7 @@ struct RelayBench: AsyncParsableCommand {
     @Option(help: "The blipscope binary whose relay is measured (another build's, to compare; default: this one).")
     var relayBinary: String?
 
-    @Option(help: "Use go-blip (Couchbase's Go BLIP library) as the echo server and the load generator: a goblip-peer program with serve and load modes (see the README). Needs --placement free.")
+    @Option(help: "Use go-blip (Couchbase's Go BLIP library) as the echo server and the load generator: a goblip-peer program with serve and load modes (see docs/testing.md). Needs --placement free.")
     var goblip: String?
 
     func run() async throws {
@@ -120,7 +124,7 @@ struct RelayBench: AsyncParsableCommand {
     }
 }
 
-/// `bench forward`: the bare forwarder `bench relay --floor` runs as a child process.
+/// `blipscope-bench forward`: the bare forwarder `blipscope-bench relay --floor` runs as a child process.
 struct ForwardBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "forward",

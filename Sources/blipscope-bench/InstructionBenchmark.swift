@@ -1,9 +1,10 @@
 import BLIPCore
+import CommandLineSupport
 import Foundation
 import NIOCore
 import NIOPosix
 
-/// `blipscope bench instructions`: the instructions the relay executes per round trip, counted by
+/// `blipscope-bench instructions`: the instructions the relay executes per round trip, counted by
 /// Valgrind's callgrind (a count of user-space instructions, steady from run to run, unlike CPU
 /// time; the kernel's work is not in it).
 ///

@@ -19,18 +19,18 @@ import Relay
 /// The handler is one reference to immutable ``State``: swift-log copies the handler out of its
 /// logger for every level check and every line, and such a copy only retains that reference.
 /// Setting the level or metadata replaces the state (value semantics, as swift-log asks).
-struct LineLogHandler: LogHandler {
-    final class Sink: LogLineSink, @unchecked Sendable {
+public struct LineLogHandler: LogHandler {
+    public final class Sink: LogLineSink, @unchecked Sendable {
         /// Bytes that wake the writer at once.
-        static let batchBytes = 64 * 1024
+        public static let batchBytes = 64 * 1024
         /// The longest a line waits in memory.
-        static let flushInterval = DispatchTimeInterval.milliseconds(200)
+        public static let flushInterval = DispatchTimeInterval.milliseconds(200)
         /// The default backlog: 8 MiB, about five seconds of a relay logging 10,000 messages a
         /// second.
-        static let defaultBacklogLimit = 8 << 20
+        public static let defaultBacklogLimit = 8 << 20
         /// The longest ``flush(waitingAtMost:)`` waits by default, at exit, for a reader that
         /// stopped reading.
-        static let defaultFlushWait = DispatchTimeInterval.seconds(2)
+        public static let defaultFlushWait = DispatchTimeInterval.seconds(2)
 
         /// The lines and the file: the flush timer holds it, not the sink. (A `weak` reference to
         /// the sink would give it a side table, and every retain and release of it — one each per
@@ -41,7 +41,7 @@ struct LineLogHandler: LogHandler {
         /// `format` is what the `event=log-dropped` line is written in. `backlogLimit`: bytes of
         /// lines that may wait for the writer; a line that would go past is dropped. With the batch
         /// being written, the sink holds at most twice this.
-        init(descriptor: Int32, ownsDescriptor: Bool, format: RelayConfiguration.LogFormat = .text,
+        public init(descriptor: Int32, ownsDescriptor: Bool, format: RelayConfiguration.LogFormat = .text,
              backlogLimit: Int = Sink.defaultBacklogLimit) {
             let batch = Batch(descriptor: descriptor, ownsDescriptor: ownsDescriptor, backlogLimit: max(backlogLimit, 1)) { lines, bytes, limit in
                 format.logDroppedLine(lines: lines, bytes: bytes, limit: limit)
@@ -55,14 +55,14 @@ struct LineLogHandler: LogHandler {
 
         deinit {
             timer.cancel()
-            batch.flush(waitingAtMost: Self.defaultFlushWait)
+            _ = batch.flush(waitingAtMost: Self.defaultFlushWait)
         }
 
-        static func standardOutput(format: RelayConfiguration.LogFormat = .text, backlogLimit: Int = defaultBacklogLimit) -> Sink {
+        public static func standardOutput(format: RelayConfiguration.LogFormat = .text, backlogLimit: Int = defaultBacklogLimit) -> Sink {
             Sink(descriptor: STDOUT_FILENO, ownsDescriptor: false, format: format, backlogLimit: backlogLimit)
         }
 
-        static func appending(to path: String, format: RelayConfiguration.LogFormat = .text,
+        public static func appending(to path: String, format: RelayConfiguration.LogFormat = .text,
                               backlogLimit: Int = defaultBacklogLimit) throws -> Sink {
             let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else {
@@ -71,15 +71,15 @@ struct LineLogHandler: LogHandler {
             return Sink(descriptor: descriptor, ownsDescriptor: true, format: format, backlogLimit: backlogLimit)
         }
 
-        func write(_ line: String) { batch.write(line) }
+        public func write(_ line: String) { batch.write(line) }
 
         /// Lines as bytes, newlines included (the relay's ``LoggingObserver`` writes here).
-        func write(lines: UnsafeRawBufferPointer) { batch.write(lines: lines) }
+        public func write(lines: UnsafeRawBufferPointer) { batch.write(lines: lines) }
 
         /// Writes everything collected so far and waits until it is written, at most `wait`;
         /// false if the writer was still blocked then (its reader is not reading).
         @discardableResult
-        func flush(waitingAtMost wait: DispatchTimeInterval = Sink.defaultFlushWait) -> Bool {
+        public func flush(waitingAtMost wait: DispatchTimeInterval = Sink.defaultFlushWait) -> Bool {
             batch.flush(waitingAtMost: wait)
         }
     }
@@ -189,12 +189,12 @@ struct LineLogHandler: LogHandler {
     }
 
     /// What a handler holds; never changed once made.
-    final class State: Sendable {
-        let sink: Sink
-        let logLevel: Logger.Level
-        let metadata: Logger.Metadata
+    public final class State: Sendable {
+        public let sink: Sink
+        public let logLevel: Logger.Level
+        public let metadata: Logger.Metadata
 
-        init(sink: Sink, logLevel: Logger.Level, metadata: Logger.Metadata) {
+        public init(sink: Sink, logLevel: Logger.Level, metadata: Logger.Metadata) {
             self.sink = sink
             self.logLevel = logLevel
             self.metadata = metadata
@@ -203,28 +203,28 @@ struct LineLogHandler: LogHandler {
 
     private var state: State
 
-    init(sink: Sink, level: Logger.Level) {
+    public init(sink: Sink, level: Logger.Level) {
         state = State(sink: sink, logLevel: level, metadata: [:])
     }
 
-    var sink: Sink { state.sink }
+    public var sink: Sink { state.sink }
 
-    var logLevel: Logger.Level {
+    public var logLevel: Logger.Level {
         get { state.logLevel }
         set { state = State(sink: state.sink, logLevel: newValue, metadata: state.metadata) }
     }
 
-    var metadata: Logger.Metadata {
+    public var metadata: Logger.Metadata {
         get { state.metadata }
         set { state = State(sink: state.sink, logLevel: state.logLevel, metadata: newValue) }
     }
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { state.metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    func log(event: LogEvent) {
+    public func log(event: LogEvent) {
         state.sink.write(event.message.description)
     }
 }

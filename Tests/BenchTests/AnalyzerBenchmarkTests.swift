@@ -1,5 +1,6 @@
 import Testing
-@testable import Replication
+import Replication
+@testable import blipscope_bench
 
 @Suite("Analyzer benchmark")
 struct AnalyzerBenchmarkTests {

@@ -3,7 +3,7 @@ import Foundation
 /// go-blip peers for `bench relay --goblip PATH`: Couchbase's Go BLIP library (the one Sync
 /// Gateway speaks BLIP with) as the echo server and as the load generator, instead of the
 /// benchmark's own Swift peers. `PATH` is a program over go-blip with two modes (built outside
-/// this repository; the README's interop section describes it):
+/// this repository; docs/testing.md describes it):
 /// - `serve --listen 127.0.0.1:0`: echoes every request's body, compressed as it came, and prints
 ///   `listening on 127.0.0.1:PORT` on standard error;
 /// - `load --url URL --count N --size BYTES [--compress] --in-flight K`: one connection, N echo

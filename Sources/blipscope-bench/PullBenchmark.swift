@@ -1,3 +1,4 @@
+import CommandLineSupport
 import Foundation
 import Gateway
 import Logging
@@ -6,7 +7,7 @@ import NIOPosix
 import Relay
 import Replication
 
-/// `blipscope bench pull`: a one-shot pull of many small documents from the embedded gateway by
+/// `blipscope-bench pull`: a one-shot pull of many small documents from the embedded gateway by
 /// the embedded replicator, directly and through an in-process relay that decodes every message
 /// and logs it (info level, text) to a file — documents per second each way and their ratio.
 /// Everything shares one event-loop group sized to the machine, as in a single-process demo.

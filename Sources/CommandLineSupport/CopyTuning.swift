@@ -19,21 +19,21 @@ import Foundation
 /// once, at start, with the tunable added to `GLIBC_TUNABLES` (the process keeps its id, its
 /// arguments and its open descriptors). An operator's own setting of that tunable wins. Other
 /// C libraries and processors: nothing is changed.
-enum CopyTuning {
-    enum Mode: String, CaseIterable, Sendable {
+public enum CopyTuning {
+    public enum Mode: String, CaseIterable, Sendable {
         /// Large blocks copied with glibc's vector loop, never `rep movsb`.
         case vector
         /// glibc's own choice.
         case libc
     }
 
-    static let tunable = "glibc.cpu.x86_rep_movsb_threshold"
+    public static let tunable = "glibc.cpu.x86_rep_movsb_threshold"
     /// The threshold ``Mode/vector`` sets: 2 GiB, far above any block the relay copies (glibc
     /// switches to non-temporal stores for blocks over its own, larger threshold anyway).
-    static let vectorThreshold = "0x7fffffff"
+    public static let vectorThreshold = "0x7fffffff"
 
     /// Whether glibc on this processor has the tunable (x86-64 only).
-    static var applies: Bool {
+    public static var applies: Bool {
         #if canImport(Glibc) && arch(x86_64)
         return true
         #else
@@ -42,7 +42,7 @@ enum CopyTuning {
     }
 
     /// The `GLIBC_TUNABLES` entry ``Mode/vector`` adds.
-    static let vectorEntry = "\(tunable)=\(vectorThreshold)"
+    public static let vectorEntry = "\(tunable)=\(vectorThreshold)"
 
     /// The `NAME=value` entries of a `GLIBC_TUNABLES` value, and the one that sets ``tunable``.
     private static func entries(of tunables: String?) -> (all: [Substring], threshold: Substring?) {
@@ -52,7 +52,7 @@ enum CopyTuning {
 
     /// The `GLIBC_TUNABLES` value to run with for `mode`, given the current one; nil when
     /// nothing changes (``Mode/libc``, another platform, or the tunable is already set).
-    static func tunables(for mode: Mode, current: String?) -> String? {
+    public static func tunables(for mode: Mode, current: String?) -> String? {
         guard mode == .vector, applies else { return nil }
         let (all, threshold) = entries(of: current)
         guard threshold == nil else { return nil }
@@ -64,7 +64,7 @@ enum CopyTuning {
     ///
     /// Not under Valgrind (its preload library in `LD_PRELOAD`): it cannot follow the program
     /// into a new image it was not told to trace, and it ends the process when `execv` fails.
-    static func reexecuteIfNeeded(_ mode: Mode) {
+    public static func reexecuteIfNeeded(_ mode: Mode) {
         #if canImport(Glibc)
         guard !underValgrind else { return }
         let previous = getenv("GLIBC_TUNABLES").map { String(cString: $0) }
@@ -80,12 +80,12 @@ enum CopyTuning {
     }
 
     /// Whether this process runs under Valgrind, whose core preloads itself.
-    static var underValgrind: Bool {
+    public static var underValgrind: Bool {
         (ProcessInfo.processInfo.environment["LD_PRELOAD"] ?? "").contains("vgpreload")
     }
 
     /// One line for the relay's start: how large blocks are copied, and by whose setting.
-    static func summary(_ mode: Mode, environment current: String?) -> String {
+    public static func summary(_ mode: Mode, environment current: String?) -> String {
         guard applies else { return "copies: the C library's own (--copies has no effect here)" }
         let (all, setting) = entries(of: current)
         switch (mode, setting) {

@@ -3,7 +3,7 @@ import Foundation
 import NIOCore
 import Policy
 
-/// `blipscope bench policy`: nanoseconds per ``PolicyEngine/evaluate(_:session:now:)`` for
+/// `blipscope-bench policy`: nanoseconds per ``PolicyEngine/evaluate(_:session:now:)`` for
 /// messages that match none of the loaded rules — the cost every relayed message pays once a
 /// policy is loaded (GitHub issue 7 budgets it at 10 % of relay CPU per message on workload A).
 struct PolicyBenchmark {

@@ -2,7 +2,7 @@ import BLIPCore
 import Foundation
 import NIOCore
 
-/// `blipscope bench codec`: decodes and encodes the same frames through BLIPCore (decoding with
+/// `blipscope-bench codec`: decodes and encodes the same frames through BLIPCore (decoding with
 /// ISA-L and with zlib) and through bare library calls (``BareCodec``), and prints frames/s, MB/s
 /// and each time against bare zlib's.
 struct CodecBenchmark {
