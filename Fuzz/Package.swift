@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // Fuzz targets for BlipScope's parsers of untrusted bytes: libFuzzer executables, one per parser,
-// built with `-sanitize=fuzzer,address` (see `make fuzz` and README "Fuzzing"). A package of its
+// built with `-sanitize=fuzzer,address` (see `make fuzz` and docs/fuzzing.md). A package of its
 // own, so the main package's `swift build` and `swift test` never see the sanitizer flags.
 import PackageDescription
 
