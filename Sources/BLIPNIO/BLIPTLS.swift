@@ -15,11 +15,20 @@ public struct BLIPServerTLS: Sendable, Equatable {
     }
 
     /// Builds the NIOSSL context (TLS 1.2+, no ALPN: WebSocket over HTTP/1.1 only).
-    public func makeContext() throws -> NIOSSLContext {
-        let chain = try NIOSSLCertificate.fromPEMFile(certificateChainPath).map { NIOSSLCertificateSource.certificate($0) }
-        let key = try NIOSSLPrivateKey(file: privateKeyPath, format: .pem)
+    public func makeContext() throws(BLIPTLSError) -> NIOSSLContext {
+        let chain = try BLIPTLSError.loading(.certificateChain, certificateChainPath) {
+            let certificates = try NIOSSLCertificate.fromPEMFile(certificateChainPath)
+            guard !certificates.isEmpty else { throw NIOSSLError.failedToLoadCertificate }
+            return certificates.map { NIOSSLCertificateSource.certificate($0) }
+        }
+        let key = try BLIPTLSError.loading(.privateKey, privateKeyPath) { try NIOSSLPrivateKey(file: privateKeyPath, format: .pem) }
         let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
-        return try NIOSSLContext(configuration: configuration)
+        do {
+            return try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw BLIPTLSError(file: .privateKey, path: privateKeyPath,
+                               cause: .rejected("does not go with the certificate in \(certificateChainPath) (\(error))"))
+        }
     }
 }
 
@@ -38,13 +47,22 @@ public struct BLIPClientTLS: Sendable, Equatable {
         self.insecure = insecure
     }
 
-    public func makeContext() throws -> NIOSSLContext {
+    public func makeContext() throws(BLIPTLSError) -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
         if insecure {
             configuration.certificateVerification = .none
         } else if let caBundlePath {
-            configuration.trustRoots = .file(caBundlePath)
+            let roots = try BLIPTLSError.loading(.caBundle, caBundlePath) {
+                let certificates = try NIOSSLCertificate.fromPEMFile(caBundlePath)
+                guard !certificates.isEmpty else { throw NIOSSLError.failedToLoadCertificate }
+                return certificates
+            }
+            configuration.trustRoots = .certificates(roots)
         }
-        return try NIOSSLContext(configuration: configuration)
+        do {
+            return try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw BLIPTLSError(file: .caBundle, path: caBundlePath ?? "(system roots)", cause: .rejected("\(error)"))
+        }
     }
 }

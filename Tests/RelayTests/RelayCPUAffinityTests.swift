@@ -72,7 +72,7 @@ import Testing
             .split(separator: ":").last?.trimmingCharacters(in: .whitespaces)
     }
 
-    @Test("relay --cpus with a CPU this process may not use: a usage error before anything listens")
+    @Test("relay --cpus with a CPU this process may not use: an error naming it before anything listens")
     func commandRefusesUnknownCPU() async throws {
         let result = try await BlipscopeExecutable.run(["relay", "--listen", "127.0.0.1:0", "--cpus", "1023"])
         #expect(result.status != 0)

@@ -29,7 +29,7 @@ struct AdminSetup {
     /// Bootstraps `MetricsSystem` with the Prometheus backend (once per process) and makes the
     /// relay's metrics. `address` is `HOST:PORT`.
     static func make(address: String, token: String?, userLabels: Bool) throws -> AdminSetup {
-        let (host, port) = try parseHostPort(address)
+        let (host, port) = try OptionCheck.hostPort(address, option: "--admin")
         let configuration = AdminConfiguration(host: host, port: port, bearerToken: token)
         try configuration.validate()
         let registry = PrometheusCollectorRegistry()

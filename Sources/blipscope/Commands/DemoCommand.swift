@@ -59,7 +59,7 @@ struct DemoCommand: AsyncParsableCommand {
                 FileHandleOutput.standardError(line)
             }
         }
-        let scenario = DemoScenario(seedFile: docs, sink: sink, logLevel: logLevel, logFormat: logFormat,
+        let scenario = DemoScenario(seedFile: try OptionCheck.readableFile(docs, option: "--docs", holding: OptionCheck.seedHint), sink: sink, logLevel: logLevel, logFormat: logFormat,
                                     captureDirectory: capture, captureSecrets: captureSecrets, narrate: narrate)
         let progress = DemoProgress()
         do {

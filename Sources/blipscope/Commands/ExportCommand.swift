@@ -28,12 +28,12 @@ struct ExportCommand: ParsableCommand {
             case .pcap, .pcapng:
                 connections = try importConnections(fromPcapAt: session)
             case .unknown:
-                throw ValidationError("\(session) is neither a BlipScope capture file nor a pcap/pcapng file")
+                throw CommandFailure(cause: "\(session) is neither a BlipScope capture file nor a pcap/pcapng file", hint: OptionCheck.captureHint)
             }
-        } catch let error as ValidationError {
+        } catch let error as CommandFailure {
             throw error
         } catch {
-            throw ValidationError("cannot read \(session): \(error)")
+            throw CommandFailure(cause: "cannot read \(session): \(error)", hint: OptionCheck.captureHint)
         }
         var exported = connections
         if captureSecrets {

@@ -72,25 +72,24 @@ struct GatewayCommand: AsyncParsableCommand {
     }
 
     func makeConfiguration() throws -> GatewayConfiguration {
-        let (host, port) = try parseHostPort(listen)
+        let (host, port) = try OptionCheck.hostPort(listen, option: "--listen")
         let paths = collections.map(CollectionPath.init(parsing:))
         let names = databases.isEmpty ? ["db"] : databases
         var loaded: [GatewayDatabase] = []
         for name in names {
             let database = GatewayDatabase(name: name, collections: paths)
-            if let load { try SeedData.load(from: load, into: database) }
+            if let load { try SeedData.load(from: OptionCheck.readableFile(load, option: "--load", holding: OptionCheck.seedHint), into: database) }
             loaded.append(database)
         }
         var configuration = GatewayConfiguration(databases: loaded)
         configuration.host = host
         configuration.port = port
-        if let users { configuration.users = try GatewayConfiguration.loadUsers(from: users) }
-        configuration.conflictFree = !allowConflicts
-        switch (tlsCert, tlsKey) {
-        case (let cert?, let key?): configuration.tls = BLIPServerTLS(certificateChainPath: cert, privateKeyPath: key)
-        case (nil, nil): break
-        default: throw ValidationError("--tls-cert and --tls-key go together")
+        if let users {
+            configuration.users = try GatewayConfiguration.loadUsers(
+                from: OptionCheck.readableFile(users, option: "--users", holding: "JSON file of users (name → password)"))
         }
+        configuration.conflictFree = !allowConflicts
+        configuration.tls = try OptionCheck.serverTLS(certificate: tlsCert, key: tlsKey)
         configuration.logger = .standardError("blipscope.gateway", level: logLevel)
         if let sgLogFile {
             guard FileManager.default.createFile(atPath: sgLogFile, contents: nil),

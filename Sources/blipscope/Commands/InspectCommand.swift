@@ -61,7 +61,7 @@ struct InspectCommand: ParsableCommand {
         do {
             inputs = try CaptureInputs.plan(files)
         } catch {
-            throw ValidationError("cannot read \(files.joined(separator: " ")): \(error)")
+            throw CommandFailure(cause: "cannot read \(files.joined(separator: " ")): \(error)", hint: OptionCheck.captureHint)
         }
         let listMessages = doc == nil && !summary && !stuck
         var totals = (messages: 0, problems: 0, connections: 0)
@@ -115,7 +115,7 @@ struct InspectCommand: ParsableCommand {
                 return (imported.connections, CaptureFileReport.problems(in: imported))
             }
         } catch {
-            throw ValidationError("cannot read \(input.paths.joined(separator: ", ")): \(error)")
+            throw CommandFailure(cause: "cannot read \(input.paths.joined(separator: ", ")): \(error)", hint: OptionCheck.captureHint)
         }
     }
 

@@ -154,7 +154,9 @@ struct RelayCommand: AsyncParsableCommand {
         let heapProfile = compactHeap ? .compact : heap
         let heapApplied = HeapTuning.apply(heapProfile)
         let configuration = try makeConfiguration()
-        let backlog = max(1, logBacklogKib) * 1024
+        let backlog = try OptionCheck.atLeast(logBacklogKib, 1, option: "--log-backlog-kib", unit: " KiB") * 1024
+        if let logFile { try OptionCheck.writableFile(logFile, option: "--log-file", holding: "log file") }
+        for path in sgLog { _ = try OptionCheck.readableFile(path, option: "--sg-log", holding: "Sync Gateway log file (console output or sg_*.log)") }
         let sink = try logFile.map { try LineLogHandler.Sink.appending(to: $0, format: logFormat, backlogLimit: backlog) }
             ?? .standardOutput(format: logFormat, backlogLimit: backlog)
         let level = logLevel
@@ -207,25 +209,21 @@ struct RelayCommand: AsyncParsableCommand {
     func makeConfiguration() throws -> RelayConfiguration {
         var routes: [String: UpstreamURL] = [:]
         for entry in route {
-            guard let equals = entry.firstIndex(of: "="), let url = UpstreamURL(String(entry[entry.index(after: equals)...])) else {
-                throw ValidationError("--route takes DB=ws://HOST:PORT, got \(entry)")
+            guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
+                throw CommandFailure(cause: "--route \(entry): no database name", hint: "give DB=ws://HOST:PORT, e.g. db=ws://sg:4984")
             }
-            routes[String(entry[..<equals])] = url
+            let database = String(entry[..<equals])
+            routes[database] = try OptionCheck.upstreamURL(String(entry[entry.index(after: equals)...]), option: "--route",
+                                                           shown: "--route \(entry)", expected: "DB=ws://HOST:PORT or DB=wss://HOST:PORT")
         }
-        let defaultUpstream = try upstream.map { text in
-            guard let url = UpstreamURL(text) else { throw ValidationError("--upstream takes ws://HOST:PORT or wss://HOST:PORT, got \(text)") }
-            return url
-        } ?? (routes.isEmpty ? UpstreamURL("ws://127.0.0.1:4984") : nil)
+        let defaultUpstream = try upstream.map { try OptionCheck.upstreamURL($0, option: "--upstream") }
+            ?? (routes.isEmpty ? UpstreamURL("ws://127.0.0.1:4984") : nil)
         var configuration = RelayConfiguration(upstream: UpstreamRouting(default: defaultUpstream, perDatabase: routes))
-        let (host, port) = try parseHostPort(listen)
+        let (host, port) = try OptionCheck.hostPort(listen, option: "--listen")
         configuration.listenHost = host
         configuration.listenPort = port
-        switch (tlsCert, tlsKey) {
-        case (let cert?, let key?): configuration.serverTLS = BLIPServerTLS(certificateChainPath: cert, privateKeyPath: key)
-        case (nil, nil): break
-        default: throw ValidationError("--tls-cert and --tls-key go together")
-        }
-        configuration.upstreamTLS = BLIPClientTLS(caBundlePath: upstreamCA, insecure: insecure)
+        configuration.serverTLS = try OptionCheck.serverTLS(certificate: tlsCert, key: tlsKey)
+        configuration.upstreamTLS = try OptionCheck.clientTLS(caBundle: upstreamCA, insecure: insecure, option: "--upstream-ca")
         configuration.strict = strict
         if noDecode {
             // Each of these decides from decoded messages.
@@ -241,25 +239,26 @@ struct RelayCommand: AsyncParsableCommand {
         }
         configuration.logFormat = logFormat
         configuration.redactBodies = redactBodies
-        configuration.upstreamHandshakeTimeout = .seconds(handshakeTimeout)
-        configuration.clientHandshakeTimeout = .seconds(clientHeaderTimeout)
-        configuration.idleTimeout = idleTimeout > 0 ? .seconds(idleTimeout) : nil
-        configuration.eventLoopThreads = max(1, threads)
+        configuration.upstreamHandshakeTimeout = .seconds(try OptionCheck.atLeast(handshakeTimeout, 1, option: "--handshake-timeout", unit: " s"))
+        configuration.clientHandshakeTimeout = .seconds(try OptionCheck.atLeast(clientHeaderTimeout, 1, option: "--client-header-timeout", unit: " s"))
+        configuration.idleTimeout = try OptionCheck.atLeast(idleTimeout, 0, option: "--idle-timeout", unit: " s") > 0 ? .seconds(idleTimeout) : nil
+        configuration.eventLoopThreads = try OptionCheck.atLeast(threads, 1, option: "--threads")
         guard inspectionDelayMs >= 0, inspectionDelayMs <= 1000 else {
-            throw ValidationError("--inspection-delay-ms takes 0 to 1000, got \(inspectionDelayMs)")
+            throw CommandFailure(cause: "--inspection-delay-ms \(inspectionDelayMs): out of range", hint: "give 0 to 1000 milliseconds")
         }
         configuration.limits.inspectionDelay = .nanoseconds(Int64(inspectionDelayMs * 1_000_000))
         let batch = inspectionBatch.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
         guard (1...2).contains(batch.count), let frames = batch[0], frames >= 1,
               let kib = batch.count == 2 ? batch[1] : 256, (1...65536).contains(kib) else {
-            throw ValidationError("--inspection-batch takes FRAMES or FRAMES,KIB (at least 1 each), got \(inspectionBatch)")
+            throw CommandFailure(cause: "--inspection-batch \(inspectionBatch): not FRAMES or FRAMES,KIB",
+                                 hint: "give at least 1 frame and 1 to 65536 KiB, e.g. 64,256")
         }
         configuration.limits.inspectionBatchFrames = frames
         configuration.limits.inspectionBatchBytes = kib * 1024
         do {
             configuration.cpuAffinity = try cpus.map { try CPUAffinity(parsing: $0) }
         } catch {
-            throw ValidationError("--cpus: \(error)")
+            throw CommandFailure(cause: "--cpus: \(error)", hint: "give CPU numbers and ranges, e.g. 1 or 0-3,6")
         }
         try applyCaptureOptions(to: &configuration)
         try applyPolicyOptions(to: &configuration)
@@ -279,9 +278,11 @@ struct RelayCommand: AsyncParsableCommand {
 
     private func applyCaptureOptions(to configuration: inout RelayConfiguration) throws {
         guard let overflow = RelayConfiguration.CaptureOverflowPolicy(rawValue: captureOverflow) else {
-            throw ValidationError("--capture-overflow takes backpressure or drop, got \(captureOverflow)")
+            throw CommandFailure(cause: "--capture-overflow \(captureOverflow): no such policy", hint: "give backpressure or drop")
         }
-        if let megabytes = captureMaxFileMb, megabytes < 1 { throw ValidationError("--capture-max-file-mb must be at least 1") }
+        if let megabytes = captureMaxFileMb { _ = try OptionCheck.atLeast(megabytes, 1, option: "--capture-max-file-mb", unit: " MiB") }
+        if let capture { try OptionCheck.directory(capture, option: "--capture", holding: "capture files") }
+        if let pcap { try OptionCheck.writableFile(pcap, option: "--pcap", holding: "pcap file") }
         configuration.captureDirectory = capture
         configuration.captureMaxFileBytes = captureMaxFileMb.map { $0 << 20 }
         configuration.captureOverflow = overflow
@@ -293,6 +294,7 @@ struct RelayCommand: AsyncParsableCommand {
     private func applyPolicyOptions(to configuration: inout RelayConfiguration) throws {
         if policyDryRun, policy == nil { throw ValidationError("--policy-dry-run goes with --policy FILE") }
         guard let policy else { return }
+        _ = try OptionCheck.readableFile(policy, option: "--policy", holding: "policy file (YAML)")
         do {
             configuration.policy = try PolicyStore(path: policy, dryRun: policyDryRun)
         } catch {
@@ -307,15 +309,6 @@ struct RelayCommand: AsyncParsableCommand {
         parts += routing.perDatabase.sorted { $0.key < $1.key }.map { "\($0.key)→\($0.value)" }
         return parts.joined(separator: ", ")
     }
-}
-
-/// Parses `HOST:PORT` (IPv6 in brackets).
-func parseHostPort(_ text: String) throws -> (String, Int) {
-    guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port)
-    else { throw ValidationError("expected HOST:PORT, got \(text)") }
-    var host = String(text[..<colon])
-    if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-    return (host.isEmpty ? "127.0.0.1" : host, port)
 }
 
 /// Runs the relay under ServiceLifecycle: start, wait for SIGINT/SIGTERM, close every session.

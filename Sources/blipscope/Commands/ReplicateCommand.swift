@@ -77,9 +77,11 @@ struct ReplicateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        _ = try OptionCheck.upstreamURL(url, option: "the URL", expected: "ws://HOST:PORT/DB or wss://HOST:PORT/DB")
+        if caBundle != nil { _ = try OptionCheck.clientTLS(caBundle: caBundle, insecure: insecure, option: "--ca-bundle") }
         let paths = collections.map(CollectionPath.init(parsing:))
         let local = GatewayDatabase(name: "local", collections: paths)
-        let loaded = try load.map { try SeedData.load(from: $0, into: local) } ?? 0
+        let loaded = try load.map { try SeedData.load(from: OptionCheck.readableFile($0, option: "--load", holding: OptionCheck.seedHint), into: local) } ?? 0
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         if !json {
             let mode = continuous ? "continuous \(direction.rawValue), Ctrl-C to stop" : direction.rawValue

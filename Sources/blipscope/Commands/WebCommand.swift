@@ -46,7 +46,7 @@ struct WebCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (host, port) = try parseHostPort(listen)
+        let (host, port) = try OptionCheck.hostPort(listen, option: "--listen")
         // The admin listener's rules: loopback unless a token is given, then the token compared
         // as that listener compares it.
         let access = AdminConfiguration(host: host, port: port, bearerToken: token)
@@ -63,7 +63,7 @@ struct WebCommand: AsyncParsableCommand {
         do {
             loaded = try CaptureHistoryLoader.load(files, into: history)
         } catch {
-            throw ValidationError("cannot read \(files.joined(separator: " ")): \(error)")
+            throw CommandFailure(cause: "cannot read \(files.joined(separator: " ")): \(error)", hint: OptionCheck.captureHint)
         }
         for failure in loaded.failures { FileHandleOutput.standardError("blipscope web: \(failure)") }
         var sgLines = 0
