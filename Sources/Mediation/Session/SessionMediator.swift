@@ -39,12 +39,12 @@ import NIOCore
 public final class SessionMediator {
     let policy: any MediationPolicy
     let lanes: [MediatedDirection]
-    private var timers: [UInt64: (direction: BLIPDirection, key: MessageKey)] = [:]
+    var timers: [UInt64: (direction: BLIPDirection, key: MessageKey)] = [:]
     /// ACK frames held by ``MediationPolicy/holdAck(_:travelling:)``, by timer token, with the
     /// direction whose reading brought them (charged with their bytes).
-    private var heldAcks: [UInt64: (send: MediatedSend, chargedTo: BLIPDirection, bytes: Int)] = [:]
-    private var nextToken: UInt64 = 0
-    private let allocator = ByteBufferAllocator()
+    var heldAcks: [UInt64: (send: MediatedSend, chargedTo: BLIPDirection, bytes: Int)] = [:]
+    var nextToken: UInt64 = 0
+    let allocator = ByteBufferAllocator()
     /// The time of the event being handled (``receive(_:travelling:now:)``, ``timerFired(_:now:)``).
     var now: NIODeadline = .uptimeNanoseconds(0)
 
@@ -162,7 +162,7 @@ public final class SessionMediator {
 
     /// Sends an ACK (the received one, or one of the relay's own when `original` is nil), or holds
     /// it when the policy withholds ACKs.
-    private func sendAck(_ ack: AckInfo, travelling direction: BLIPDirection, original: ByteBuffer?,
+    func sendAck(_ ack: AckInfo, travelling direction: BLIPDirection, original: ByteBuffer?,
                          into output: inout MediatorOutput) {
         guard let delay = policy.holdAck(ack, travelling: direction) else {
             output.append(MediatedSend(direction: direction, payload: original == nil
@@ -182,7 +182,7 @@ public final class SessionMediator {
 
     // MARK: frames
 
-    private func receiveData(_ decoded: inout DecodedFrame, lane: MediatedDirection, other: MediatedDirection,
+    func receiveData(_ decoded: inout DecodedFrame, lane: MediatedDirection, other: MediatedDirection,
                              into output: inout MediatorOutput) throws(BLIPError) {
         let type = decoded.flags.type!
         var decided: (head: MediatedHead, decision: HeadDecision)?
@@ -241,7 +241,7 @@ public final class SessionMediator {
         }
     }
 
-    private func start(type: MessageType, decoded: DecodedFrame, lane: MediatedDirection,
+    func start(type: MessageType, decoded: DecodedFrame, lane: MediatedDirection,
                        other: MediatedDirection) -> MediatedMessage {
         let message = MediatedMessage(type: type, number: decoded.number, flags: decoded.flags)
         if type == .request {
@@ -256,7 +256,7 @@ public final class SessionMediator {
     }
 
     /// Sends, holds or drops one frame of `message`.
-    private func route(_ message: MediatedMessage, flags: FrameFlags, chunk: ByteBuffer, wirePayload: ByteBuffer,
+    func route(_ message: MediatedMessage, flags: FrameFlags, chunk: ByteBuffer, wirePayload: ByteBuffer,
                        lane: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
         switch message.disposition {
         case .forward where message.forwardedNumber != nil && message.holdsNothing:
@@ -291,110 +291,5 @@ public final class SessionMediator {
             default: break
             }
         }
-    }
-
-    // MARK: releasing
-
-    /// Lets a message go as far as its disposition allows: a request through the gate, a reply (or
-    /// a paced request already out of the gate) at once.
-    func release(_ message: MediatedMessage, lane: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
-        if message.isRequest && message.forwardedNumber == nil {
-            try pumpGate(lane, into: &output)
-        } else if message.forwardedNumber != nil {
-            try flushHeld(message, lane: lane, into: &output)
-        }
-    }
-
-    /// Numbers and sends the requests at the head of the gate until one must still wait.
-    private func pumpGate(_ lane: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
-        let other = lanes[lane.direction.reversed.rawValue]
-        while let first = lane.gate.first {
-            switch first.disposition {
-            case .forward, .replaced:
-                try send(first)
-            case .paced where first.dueFrames > 0:
-                try send(first)  // its first frame is through the link
-            case .swallow:
-                lane.gate.removeFirst()
-                retireIfDone(first, lane: lane)
-            default:
-                return
-            }
-        }
-
-        /// Numbers the gate's first request and sends what of it may go.
-        func send(_ first: MediatedMessage) throws(BLIPError) {
-            lane.gate.removeFirst()
-            let number = lane.numbers.assign(original: first.number, expectsReply: first.expectsReply,
-                                             profile: first.head?.profile, replyRewrite: first.replyRewrite)
-            first.forwardedNumber = number
-            if first.expectsReply { other.decoder.expectReply(to: number) }
-            try flushHeld(first, lane: lane, into: &output)
-        }
-    }
-
-    /// Sends what `message` holds (or its replacement) now that it may go.
-    private func flushHeld(_ message: MediatedMessage, lane: MediatedDirection,
-                           into output: inout MediatorOutput) throws(BLIPError) {
-        guard let number = message.forwardedNumber else { return }
-        if message.gatedBytes > 0 {
-            lane.chargeGated(-message.gatedBytes)
-            message.gatedBytes = 0
-        }
-        switch message.disposition {
-        case .forward:
-            if let whole = message.whole {
-                message.whole = nil
-                try lane.encodeMessage(number: number, type: message.type, flags: message.flags, properties: whole.properties,
-                                       body: whole.body, into: &output)
-            }
-            let held = message.held
-            message.held.removeAll()
-            for frame in held {
-                try lane.encodeFrame(number: number, flags: frame.flags, chunk: frame.chunk, wirePayload: nil, into: &output)
-            }
-        case .replaced(let replacement):
-            message.held.removeAll()
-            try lane.encodeMessage(number: number, type: replacement.type, flags: replacement.flags,
-                                   properties: replacement.properties, body: replacement.body, into: &output)
-        case .paced:
-            // The frames through the link, in the order they came; the rest wait for their timers.
-            let count = message.dueFrames
-            let due = message.held.prefix(count)
-            message.held.removeFirst(count)
-            for frame in due {
-                lane.chargeDelayed(-frame.chunk.readableBytes)
-                try lane.encodeFrame(number: number, flags: frame.flags, chunk: frame.chunk, wirePayload: nil, into: &output)
-            }
-        default:
-            return
-        }
-        retireIfDone(message, lane: lane)
-    }
-
-    /// Forgets a message once it is complete and nothing of it waits.
-    func retireIfDone(_ message: MediatedMessage, lane: MediatedDirection) {
-        guard message.isComplete, message.holdsNothing, !message.isDone else { return }
-        switch message.disposition {
-        case .forward, .replaced, .paced:
-            guard message.forwardedNumber != nil else { return }
-        case .swallow:
-            if message.isRequest && lane.gate.contains(where: { $0 === message }) { return }
-        default:
-            return
-        }
-        message.isDone = true
-        lane.messages[MessageKey(isRequest: message.isRequest, number: message.number)] = nil
-        if !message.isRequest {
-            lanes[lane.direction.reversed.rawValue].numbers.replied(forwarded: message.number)
-        }
-    }
-
-    func armTimer(after delay: TimeAmount, for message: MediatedMessage, lane: MediatedDirection,
-                  into output: inout MediatorOutput) -> UInt64 {
-        nextToken += 1
-        timers[nextToken] = (lane.direction, MessageKey(isRequest: message.isRequest, number: message.number))
-        output.timers.append(MediationTimer(token: nextToken, delay: delay))
-        return nextToken
     }
 }

@@ -212,55 +212,6 @@ public enum WebJSON {
         return json.text
     }
 
-    // MARK: Sync Gateway's log
-
-    /// The client's request whose Sync Gateway lines go with a message: the request itself, or
-    /// the request SG's reply answers.
-    static func syncGatewayRequest(direction: BLIPDirection, type: MessageType, number: MessageNumber) -> MessageNumber? {
-        switch (direction, type) {
-        case (.clientToServer, .request), (.serverToClient, .response), (.serverToClient, .error): return number
-        default: return nil
-        }
-    }
-
-    /// `sgLog`: SG's lines, each `{"time", "level", "key", "line"}`.
-    static func syncGatewayLines(_ lines: [SyncGatewayLogLine], into json: inout JSONText) {
-        json.beginArray("sgLog")
-        for line in lines { syncGatewayLine(line, request: nil, seq: nil, into: &json) }
-        json.endArray()
-    }
-
-    static func syncGatewayLine(_ line: SyncGatewayLogLine, request: UInt64?, seq: Int?, into json: inout JSONText) {
-        json.beginObject()
-        json.string("time", String(line.timestamp))
-        json.string("level", String(line.level))
-        json.string("key", line.key.map(String.init))
-        json.string("line", String(line.text))
-        if let request { json.int("request", Int(truncatingIfNeeded: request)) }
-        if let seq { json.int("seq", seq) }
-        json.endObject()
-    }
-
-    /// `GET /api/sessions/{id}/sglog`: Sync Gateway's lines of the session in the order it wrote
-    /// them, each with `request` (the client's request's BLIP number) and `seq` (that request's
-    /// kept message) when it is about one; nil when the session does not join SG's log.
-    public static func syncGatewayLog(_ recording: SessionRecording) -> String? {
-        guard let log = recording.syncGatewayLog() else { return nil }
-        let seqs = log.entries.contains { $0.request != nil } ? recording.clientRequestSeqs() : [:]
-        var json = JSONText(capacity: 256 + log.entries.count * 200)
-        json.beginObject()
-        json.int("session", Int(truncatingIfNeeded: recording.description.id))
-        json.string("correlationID", recording.description.correlationID)
-        json.int("dropped", log.dropped)
-        json.beginArray("lines")
-        for entry in log.entries {
-            syncGatewayLine(entry.line, request: entry.request, seq: entry.request.flatMap { seqs[$0] }, into: &json)
-        }
-        json.endArray()
-        json.endObject()
-        return json.text
-    }
-
     /// The frames and ACKs that carried a message: `frameList` (`d` direction, `fl` flags with
     /// `M` for MoreComing, `w` on-wire bytes of the whole frame, `t` time), `framesNotKept` (the
     /// earlier frames beyond ``WebViewLimits/maxFramesPerMessage``, between the kept ones and
@@ -299,68 +250,5 @@ public enum WebJSON {
 
     static func time(_ time: Double, _ started: Double) -> Double? {
         time.isFinite ? ((time - started) * 1e6).rounded() / 1e6 : nil
-    }
-
-    // MARK: findings and documents
-
-    /// `GET /api/sessions/{id}/findings`: every finding (``SessionAnalyzer/allFindings(now:)``) with
-    /// `seq`, the kept message it cites, when there is one.
-    public static func findings(_ recording: SessionRecording, now: Double) -> String {
-        let snapshot = recording.snapshot()
-        let findings = recording.analyzer?.allFindings(now: snapshot.endTime ?? now) ?? []
-        var json = JSONText(capacity: 256 + findings.count * 256)
-        json.beginObject()
-        json.int("session", Int(truncatingIfNeeded: recording.description.id))
-        json.beginArray("findings")
-        for finding in findings {
-            json.beginObject()
-            json.raw("finding", ReplicationJSON.encode(finding))
-            json.double("t", finding.time - recording.started)
-            json.int("seq", seq(citedBy: finding, in: recording))
-            json.endObject()
-        }
-        json.endArray()
-        json.endObject()
-        return json.text
-    }
-
-    /// The kept message a finding names: its number from its side (a request first), else the
-    /// same number either way.
-    static func seq(citedBy finding: Finding, in recording: SessionRecording) -> Int? {
-        guard let number = finding.number else { return nil }
-        if let side = finding.side, let seq = recording.seq(of: side, type: .request, number: number, atOrBefore: finding.time) {
-            return seq
-        }
-        for direction in [BLIPDirection.clientToServer, .serverToClient] {
-            if let seq = recording.seq(of: direction, type: nil, number: number, atOrBefore: finding.time) { return seq }
-        }
-        return nil
-    }
-
-    /// `GET /api/docs/{docID}`: the document's timeline in every kept session, each event with the
-    /// session and the kept message it comes from.
-    public static func document(_ docID: String, history: SessionHistory) -> String {
-        var json = JSONText(capacity: 1024)
-        json.beginObject()
-        json.string("doc", docID)
-        json.beginArray("events")
-        for recording in history.recordings() {
-            guard let analyzer = recording.analyzer else { continue }
-            for event in analyzer.timeline(docID: docID) {
-                json.beginObject()
-                json.int("session", Int(truncatingIfNeeded: recording.description.id))
-                json.double("t", event.time - recording.started)
-                json.int("seq", recording.seq(of: event.from, type: event.type, number: event.number, atOrBefore: event.time))
-                json.raw("event", ReplicationJSON.encode(event))
-                if let request = syncGatewayRequest(direction: event.from, type: event.type, number: event.number) {
-                    let lines = recording.syncGatewayLines(forRequest: request)
-                    if !lines.isEmpty { syncGatewayLines(lines, into: &json) }
-                }
-                json.endObject()
-            }
-        }
-        json.endArray()
-        json.endObject()
-        return json.text
     }
 }

@@ -95,7 +95,7 @@ struct InspectCommand: ParsableCommand {
 
     /// The connections of one input (a relay session's parts as one), after its `#` lines, and
     /// the damage its files had.
-    private func read(_ input: CaptureInput) throws -> (connections: [CapturedConnection], problems: Int) {
+    func read(_ input: CaptureInput) throws -> (connections: [CapturedConnection], problems: Int) {
         do {
             switch input {
             case .pcap(let path):
@@ -119,9 +119,9 @@ struct InspectCommand: ParsableCommand {
         }
     }
 
-    private var inputsAreSeveral: Bool { files.count > 1 || files.contains { isDirectory($0) } }
+    var inputsAreSeveral: Bool { files.count > 1 || files.contains { isDirectory($0) } }
 
-    private func isDirectory(_ path: String) -> Bool {
+    func isDirectory(_ path: String) -> Bool {
         var directory: ObjCBool = false
         return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && directory.boolValue
     }
@@ -133,7 +133,7 @@ struct InspectCommand: ParsableCommand {
 
     /// Lists or analyses one WebSocket connection; returns its message and problem counts.
     /// `sgLines`: Sync Gateway's lines of this session (``SyncGatewayLog``), shown beside its messages.
-    private func inspect(_ connection: CapturedConnection, listMessages: Bool,
+    func inspect(_ connection: CapturedConnection, listMessages: Bool,
                          sgLines: (lines: [SyncGatewayLogLine], id: String, dropped: Int)? = nil) -> (messages: Int, problems: Int) {
         var limits = AnalyzerLimits()
         if let doc { limits.trackedDocuments = [doc] }
@@ -195,7 +195,7 @@ struct InspectCommand: ParsableCommand {
     /// The session's listing with Sync Gateway's lines: each request SG handled is followed by
     /// SG's line for it; SG's other lines of the session follow the messages. JSON: one
     /// `{"conn", "type": "SGLOG", "number"?, "line"}` record per line.
-    private func printBeside(_ listed: [(line: String, request: UInt64?)], _ sg: (lines: [SyncGatewayLogLine], id: String, dropped: Int),
+    func printBeside(_ listed: [(line: String, request: UInt64?)], _ sg: (lines: [SyncGatewayLogLine], id: String, dropped: Int),
                              requests: [(number: UInt64, profile: String?)], connection: Int) {
         let join = SessionLogJoin(lines: sg.lines, requests: requests)
         func emit(_ line: SyncGatewayLogLine, number: UInt64?) {
@@ -215,7 +215,7 @@ struct InspectCommand: ParsableCommand {
     }
 
     /// A TCP stream that ended without a WebSocket CLOSE: `DROP` with `tcp` FIN or RST in JSON.
-    private func dropLine(_ drop: TCPDrop, connection: Int) -> String {
+    func dropLine(_ drop: TCPDrop, connection: Int) -> String {
         let from = drop.direction == .clientToServer ? "client" : "server"
         let kind = drop.kind == .fin ? "FIN" : "RST"
         guard !json else {
@@ -224,89 +224,10 @@ struct InspectCommand: ParsableCommand {
         let arrow = drop.direction == .clientToServer ? "C→S" : "S→C"
         return "\(InspectRecord.clock(drop.timestamp)) #\(connection) \(arrow) TCP \(kind) without WebSocket CLOSE"
     }
-
-    private func printTimeline(_ events: [TimelineEvent], doc: String, connection: Int) {
-        if json {
-            for event in events { print(ReplicationJSON.encode(event)) }
-            return
-        }
-        print("# connection \(connection): timeline of \(doc), \(events.count) events")
-        for event in events {
-            let arrow = event.from == .clientToServer ? "C→S" : "S→C"
-            var line = "\(InspectRecord.clock(event.time)) \(arrow) \(event.type)#\(event.number) \(event.profile) \(event.kind.rawValue)"
-            if let revID = event.revID { line += " \(revID)" }
-            if event.deleted { line += " (deleted)" }
-            if let bytes = event.bytes { line += " \(bytes) B" }
-            if let history = event.historyCount { line += " hist \(history)" }
-            if let attachments = event.attachmentCount, attachments > 0 { line += " \(attachments) attachment(s)" }
-            if let note = event.note { line += " — \(note)" }
-            if let latency = event.latency { line += String(format: " (%.1f ms)", latency * 1000) }
-            print(line)
-        }
-    }
-
-    private func printSummary(_ summary: ReplicationSummary) {
-        if json {
-            print(ReplicationJSON.encode(summary))
-            return
-        }
-        print("# connection \(summary.connection): \(summary.replicationType)"
-              + (summary.continuous.map { $0 ? ", continuous" : ", one-shot" } ?? "")
-              + ", \(summary.subprotocol ?? "no sub-protocol"), \(summary.collectionMode)")
-        print("  messages: \(summary.messagesFromClient) from client, \(summary.messagesFromServer) from server; "
-              + "bytes: \(summary.bytesFromClient) / \(summary.bytesFromServer)")
-        print("  pushed: \(describe(summary.pushed))")
-        print("  pulled: \(describe(summary.pulled))")
-        var progress: [String] = []
-        if let pushDone = summary.pushDone { progress.append("push \(pushDone ? "done" : "not done")") }
-        if let pullCaughtUp = summary.pullCaughtUp { progress.append("pull \(pullCaughtUp ? "caught up" : "not caught up")") }
-        print("  conflicts: \(summary.conflicts), checkpoint conflicts: \(summary.checkpointConflicts), "
-              + "caught up: \(summary.caughtUp)" + (summary.secondsToCaughtUp.map { String(format: " after %.3f s", $0) } ?? "")
-              + (progress.isEmpty ? "" : " (\(progress.joined(separator: ", ")))"))
-        if summary.newCheckpoints > 0 {
-            print("  new checkpoints: \(summary.newCheckpoints) (getCheckpoint 404: the client had none yet)")
-        }
-        if !summary.errorsByDomainAndCode.isEmpty {
-            print("  errors: " + summary.errorsByDomainAndCode.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: ", "))
-        }
-        if !summary.findings.isEmpty {
-            print("  findings: " + summary.findings.map(\.text).joined(separator: ", "))
-        }
-        for profile in summary.profiles {
-            var line = "  \(profile.profile): \(profile.requests) requests, \(profile.replies) replies, \(profile.errors) errors"
-            if profile.noReply > 0 { line += ", \(profile.noReply) no-reply" }
-            if let average = profile.latencyAverage, let maximum = profile.latencyMax {
-                line += String(format: ", latency avg %.2f ms max %.2f ms", average * 1000, maximum * 1000)
-            }
-            print(line)
-        }
-        for close in summary.closes { print("  \(close.summary)") }
-    }
-
-    private func describe(_ counts: TransferCounts) -> String {
-        let proposed = counts.revisionsProposed > 0 ? " (\(counts.revisionsProposed) proposed)" : ""
-        let withheld = counts.revisionsWithheld > 0 ? ", \(counts.revisionsWithheld) withheld by the relay" : ""
-        let revoked = counts.revisionsRevoked > 0 ? " (\(counts.revisionsRevoked) revoked or removed)" : ""
-        return "\(counts.documents)\(counts.documentsCountIsLowerBound ? "+" : "") docs, \(counts.revisionsOffered) revs offered\(proposed)\(revoked), "
-            + "\(counts.revisionsWanted) wanted, \(counts.revisionsSent) sent (\(counts.revisionBytes) B), "
-            + "\(counts.revisionsAccepted) accepted, \(counts.revisionsRefused) refused\(withheld), \(counts.norevs) norev, "
-            + "\(counts.revisionsStored) stored (\(counts.revisionsKept) NoReply kept, \(counts.revisionsUnconfirmed) unconfirmed, "
-            + "\(counts.revisionsNotStored) not stored), "
-            + "\(counts.tombstones) tombstones, \(counts.attachmentsSent) attachments (\(counts.attachmentBytes) B)"
-    }
-
-    private func printFindings(_ findings: [Finding], connection: Int) {
-        if json {
-            for finding in findings { print(ReplicationJSON.encode(finding)) }
-            return
-        }
-        print("# connection \(connection): \(findings.count) findings")
-        for finding in findings { print("  \(finding)") }
-    }
 }
 
 /// `inspect --json --sg-log`'s record of one of Sync Gateway's lines.
-private struct SGLogRecord: Encodable {
+struct SGLogRecord: Encodable {
     var conn: Int
     var type = "SGLOG"
     var number: Int?
@@ -314,7 +235,7 @@ private struct SGLogRecord: Encodable {
 }
 
 /// `inspect --json`'s record of a TCP stream that ended without a WebSocket CLOSE.
-private struct DropRecord: Encodable {
+struct DropRecord: Encodable {
     var conn: Int
     var from: String
     var type: String
