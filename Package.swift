@@ -54,12 +54,17 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
         .target(
+            // The replication protocol's profile and property names, each spelled once, below every
+            // module that uses them (Policy, Mediation, Replay, Replication).
+            name: "ReplicationNames"
+        ),
+        .target(
             name: "Mediation",
-            dependencies: ["BLIPCore", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["BLIPCore", "ReplicationNames", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .target(
             name: "Replication",
-            dependencies: ["BLIPCore", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["BLIPCore", "ReplicationNames", .product(name: "NIOCore", package: "swift-nio")],
             // SessionAnalyzer's state is behind its lock; dynamic exclusivity checks on it cost
             // 1–3 % of the analyzer's instructions per message in release builds.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
@@ -72,7 +77,7 @@ let package = Package(
         .target(
             name: "Policy",
             dependencies: [
-                "BLIPCore",
+                "BLIPCore", "ReplicationNames",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Yams", package: "Yams"),
             ]
@@ -144,7 +149,7 @@ let package = Package(
         .target(
             name: "Replay",
             dependencies: [
-                "BLIPCore", "Capture", "Replication", "BLIPNIO",
+                "BLIPCore", "Capture", "Replication", "ReplicationNames", "BLIPNIO",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -182,8 +187,8 @@ let package = Package(
         .executableTarget(
             name: "blipscope-bench",
             dependencies: [
-                "BLIPCore", "BLIPNIO", "Capture", "CZlib", "CISAL", "Gateway", "Policy", "Relay", "Replication", "Soak",
-                "CommandLineSupport",
+                "BLIPCore", "BLIPNIO", "Capture", "CZlib", "CISAL", "Gateway", "Policy", "Relay", "Replication", "ReplicationNames",
+                "Soak", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

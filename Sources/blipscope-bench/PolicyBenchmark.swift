@@ -1,5 +1,6 @@
 import BLIPCore
 import Foundation
+import ReplicationNames
 import NIOCore
 import Policy
 
@@ -20,8 +21,8 @@ struct PolicyBenchmark {
 
     /// Rules on profiles and sides the traffic never has: rejected on `from`/`profile`.
     func otherProfiles() -> String {
-        let profiles = ["getAttachment", "proveAttachment", "setCheckpoint", "getCheckpoint", "subChanges", "norev",
-                        "putRev", "getRev", "getCollections", "unsubChanges"]
+        let profiles = [ReplicationProfile.getAttachment.rawValue, ReplicationProfile.proveAttachment.rawValue, ReplicationProfile.setCheckpoint.rawValue, ReplicationProfile.getCheckpoint.rawValue, ReplicationProfile.subChanges.rawValue, ReplicationProfile.norev.rawValue,
+                        ReplicationProfile.putRev.rawValue, ReplicationProfile.getRev.rawValue, ReplicationProfile.getCollections.rawValue, ReplicationProfile.unsubChanges.rawValue]
         return "rules:\n" + (0..<ruleCount).map { index in
             let profile = profiles[index % profiles.count]
             let side = index % 2 == 0 ? "client" : "server"
@@ -49,7 +50,7 @@ struct PolicyBenchmark {
         let session = SessionFacts(id: 1, user: "alice", clientIP: "10.0.0.7", database: "db", subprotocol: "BLIP_3+CBMobile_3")
         // Properties as the relay has them: a decoded block read on demand.
         var encoded = ByteBuffer()
-        Properties([("Profile", "rev"), ("id", "doc-000123"), ("rev", "2-a1b2c3"), ("sequence", "123")]).encode(into: &encoded)
+        Properties([(PropertyName.profile.rawValue, ReplicationProfile.rev.rawValue), ("id", "doc-000123"), (PropertyName.rev.rawValue, "2-a1b2c3"), ("sequence", "123")]).encode(into: &encoded)
         let request = MessageFacts(direction: .clientToServer, type: .request, number: 1,
                                    properties: try Properties.decode(from: &encoded))
         let reply = MessageFacts(direction: .serverToClient, type: .response, number: 1, properties: Properties())

@@ -25,4 +25,23 @@ struct SourceRulesTests {
             .filter { $0.1 > 301 }  // a last newline makes one empty line more
         #expect(long.isEmpty, "\(long.map { "\($0.0): \($0.1) lines" })")
     }
+
+    /// The protocol's profile names (ReplicationNames' ReplicationProfile spells each once).
+    static let profileNames = ["getCheckpoint", "setCheckpoint", "getCollections", "subChanges", "unsubChanges", "changes",
+                               "proposeChanges", "rev", "norev", "getAttachment", "proveAttachment", "getRev", "putRev", "PING"]
+
+    @Test("no profile name is spelled as a string literal outside ReplicationNames: code names them by their enum")
+    func profileNamesAreSpelledOnce() throws {
+        var spelled: [String] = []
+        for file in try Self.sources() where !file.path.hasPrefix("Sources/ReplicationNames/") {
+            for (index, line) in file.text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = line.drop { $0 == " " }
+                guard !code.hasPrefix("//") else { continue }
+                for name in Self.profileNames where line.contains("\"\(name)\"") {
+                    spelled.append("\(file.path):\(index + 1): \"\(name)\"")
+                }
+            }
+        }
+        #expect(spelled.isEmpty, "\(spelled)")
+    }
 }

@@ -30,7 +30,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         kept += lines.count
         let requests: [(number: UInt64, profile: String?)] = [(1, "getCheckpoint"), (2, "subChanges"), (3, "rev"), (4, nil)]
         let join = SessionLogJoin(lines: lines, requests: requests)
-        precondition(join.session.count + join.byRequest.values.reduce(0) { $0 + $1.count } == lines.count)
+        precondition(join.joined.session.count + join.joined.byRequest.values.reduce(0) { $0 + $1.count } == lines.count)
     }
     _ = kept
     return 0

@@ -146,7 +146,7 @@ final class ChangesFeed: @unchecked Sendable {
     /// The attachments (`_attachments` and blobs) a revision's body names.
     static func attachments(of body: ByteBuffer) -> [AttachmentReference] {
         guard RevMessage.mentionsAttachments(body) || RevMessage.mentionsBlobs(body) else { return [] }
-        let typed = ReplicationMessage(.request(profile: ReplicationProfile.rev.rawValue, properties: ["id": "-", "rev": "1-a"], body: body),
+        let typed = ReplicationMessage(.request(profile: ReplicationProfile.rev.rawValue, properties: [PropertyName.id.rawValue: "-", PropertyName.rev.rawValue: "1-a"], body: body),
                                        context: MessageContext())
         if case .rev(let rev) = typed.content { return rev.attachments }
         return []

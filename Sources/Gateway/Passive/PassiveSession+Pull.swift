@@ -53,7 +53,7 @@ extension PassiveSession {
         if let ifNotRev = get.ifNotRev, ifNotRev == current || ifNotRev == document.currentRevID {
             throw .notModified("Not Modified")
         }
-        var properties: Properties = ["rev": current]
+        var properties: Properties = [PropertyName.rev.rawValue: current]
         if document.isDeleted { properties["deleted"] = "true" }
         peer.answer(request, properties: properties, body: document.body)
     }

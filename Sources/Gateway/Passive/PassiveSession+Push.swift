@@ -30,7 +30,7 @@ extension PassiveSession {
             guard answer.status == 409, includesRev, let current = answer.current else {
                 return .number(String(answer.status))
             }
-            return .object(["status": .number("409"), "rev": .string(current)])
+            return .object(["status": .number("409"), PropertyName.rev.rawValue: .string(current)])
         }
         while answers.last == .number("0") { answers.removeLast() }
         peer.answer(request, body: JSONValue.array(answers).jsonBuffer)

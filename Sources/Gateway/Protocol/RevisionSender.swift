@@ -13,9 +13,9 @@ enum RevisionSender {
     static func revMessage(docID: String, _ revision: OutgoingRevision, collectionIndex: Int?,
                            noConflicts: Bool = false, profile: ReplicationProfile = .rev,
                            versions: Bool = false, noReply: Bool = false) -> BLIPMessage {
-        var properties: Properties = ["id": docID, "rev": revision.revID, "sequence": String(revision.sequence)]
+        var properties: Properties = [PropertyName.id.rawValue: docID, PropertyName.rev.rawValue: revision.revID, PropertyName.sequence.rawValue: String(revision.sequence)]
         if versions, let version = revision.version {
-            properties["rev"] = version.current
+            properties[PropertyName.rev.rawValue] = version.current
             if !version.history.isEmpty { properties["history"] = version.history }
         } else if !revision.history.isEmpty {
             properties["history"] = revision.history.joined(separator: ",")
@@ -29,7 +29,7 @@ enum RevisionSender {
 
     /// A norev for a wanted revision that is no longer held (§3 "norev").
     static func noRevMessage(docID: String, revID: String, sequence: UInt64, collectionIndex: Int?) -> BLIPMessage {
-        var properties: Properties = ["id": docID, "rev": revID, "sequence": String(sequence), "error": "404",
+        var properties: Properties = [PropertyName.id.rawValue: docID, PropertyName.rev.rawValue: revID, PropertyName.sequence.rawValue: String(sequence), "error": "404",
                                       "reason": "missing"]
         if let collectionIndex { properties["collection"] = String(collectionIndex) }
         return .request(profile: ReplicationProfile.norev.rawValue, properties: properties, noReply: true)

@@ -74,7 +74,7 @@ final class ActiveSession: @unchecked Sendable {
             case .norev(let norev):
                 results.update {
                     $0.documentErrors.append(DocumentError(docID: norev.docID ?? "", revID: norev.revID ?? "",
-                                                           status: norev.error ?? 404, reason: norev.reason ?? "norev"))
+                                                           status: norev.error ?? 404, reason: norev.reason ?? ReplicationProfile.norev.rawValue))
                 }
                 complete(index: index, docID: norev.docID ?? "", revID: norev.revID ?? "")
                 handler.answer(request)

@@ -23,7 +23,7 @@ actor CheckpointKeeper {
         self.rev = rev
         var members = body?.objectValue ?? [:]
         members.removeValue(forKey: "_rev")
-        members.removeValue(forKey: "rev")
+        members.removeValue(forKey: PropertyName.rev.rawValue)
         self.body = members
         self.saved = body == nil ? nil : members
     }
@@ -62,13 +62,13 @@ actor CheckpointKeeper {
 
     private func store(_ snapshot: [String: JSONValue]) async throws {
         var properties: Properties = ["client": client]
-        if let rev { properties["rev"] = rev }
+        if let rev { properties[PropertyName.rev.rawValue] = rev }
         if let collectionIndex { properties["collection"] = String(collectionIndex) }
         let reply = try await connection.request(.request(profile: ReplicationProfile.setCheckpoint.rawValue,
                                                           properties: properties,
                                                           body: JSONValue.object(snapshot).jsonBuffer))
         if let error = GatewayError.from(reply: reply) { throw error }
-        rev = reply.properties["rev"]
+        rev = reply.properties[PropertyName.rev.rawValue]
     }
 
     private func refreshRev() async throws {
@@ -76,6 +76,6 @@ actor CheckpointKeeper {
         if let collectionIndex { properties["collection"] = String(collectionIndex) }
         let reply = try await connection.request(.request(profile: ReplicationProfile.getCheckpoint.rawValue,
                                                           properties: properties))
-        rev = reply.type == .error ? nil : reply.properties["rev"]
+        rev = reply.type == .error ? nil : reply.properties[PropertyName.rev.rawValue]
     }
 }

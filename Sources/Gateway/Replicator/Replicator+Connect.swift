@@ -65,7 +65,7 @@ extension Replicator {
             if let error = GatewayError.from(reply: reply), error.status != 404 { throw error }
             let body = reply.type == .error ? nil : try? JSONValue.parse(reply.body, what: "checkpoint")
             return [CheckpointKeeper(connection: connection, client: client, collectionIndex: nil,
-                                     rev: reply.type == .error ? nil : reply.properties["rev"], body: body)]
+                                     rev: reply.type == .error ? nil : reply.properties[PropertyName.rev.rawValue], body: body)]
         }
         let clients = paths.map(checkpointID(for:))
         let request = JSONValue.object([
@@ -82,7 +82,7 @@ extension Replicator {
         return try paths.indices.map { index in
             if entries[index].isNull { throw GatewayError.notFound("the peer has no collection \(paths[index])") }
             let members = entries[index].objectValue ?? [:]
-            let rev = members["_rev"]?.stringValue ?? members["rev"]?.stringValue
+            let rev = members["_rev"]?.stringValue ?? members[PropertyName.rev.rawValue]?.stringValue
             return CheckpointKeeper(connection: connection, client: clients[index], collectionIndex: index, rev: rev,
                                     body: members.isEmpty ? nil : entries[index])
         }

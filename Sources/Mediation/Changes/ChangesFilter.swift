@@ -1,5 +1,6 @@
 import BLIPCore
 import NIOCore
+import ReplicationNames
 
 /// Removes entries from a `changes` or `proposeChanges` request by document ID, and maps the
 /// receiver's reply back to the positions of the original list (replication protocol, seeds/000).
@@ -20,9 +21,9 @@ public struct ChangesFilter: Sendable {
 
         /// The kind for a request profile, nil for any other profile.
         public init?(profile: String?) {
-            switch profile {
-            case "changes": self = .changes
-            case "proposeChanges": self = .proposeChanges
+            switch profile.flatMap(ReplicationProfile.init(rawValue:)) {
+            case .changes: self = .changes
+            case .proposeChanges: self = .proposeChanges
             default: return nil
             }
         }
@@ -74,7 +75,8 @@ public struct ChangesFilter: Sendable {
 
     /// The reply mapping for a request cut down to the entries at `kept` of `originalCount`.
     public static func replyRewrite(kind: Kind, kept: [Int], originalCount: Int) -> ReplyRewrite {
-        ReplyRewrite(name: "\(kind == .changes ? "changes" : "proposeChanges") \(kept.count)/\(originalCount)") { reply in
+        let profile = kind == .changes ? ReplicationProfile.changes : .proposeChanges
+        return ReplyRewrite(name: "\(profile.rawValue) \(kept.count)/\(originalCount)") { reply in
             let scanner = JSONArrayScanner(bytes: Array(reply.readableBytesView))
             let items: [Range<Int>]
             do { items = try scanner.elements(at: 0).elements } catch { throw error }

@@ -1,4 +1,5 @@
 import BLIPCore
+import ReplicationNames
 
 /// The `norev` the relay sends in place of a `rev` it refused, so that the peer that asked for
 /// the revision (through `changes`, `proposeChanges` or `getRev`) learns it is not coming
@@ -20,14 +21,14 @@ public enum NoRevNotice {
     /// The notice replacing `head`'s message, or nil when it is not a `rev` request that names its
     /// document (`id`; a revision whose ID is only in its body cannot be named in a notice).
     public static func replacing(_ head: MediatedHead, refusal: ErrorReply) -> BLIPMessage? {
-        guard head.type == .request, head.properties.profile == "rev",
-              head.properties["id"] != nil else { return nil }
-        var properties: Properties = ["Profile": "norev"]
-        for name in ["id", "rev", "sequence", "collection"] {
-            if let value = head.properties[name] { properties[name] = value }
+        guard head.type == .request, head.properties.profile == ReplicationProfile.rev.rawValue,
+              head.properties[PropertyName.id.rawValue] != nil else { return nil }
+        var properties: Properties = [PropertyName.profile.rawValue: ReplicationProfile.norev.rawValue]
+        for name in [PropertyName.id, .rev, .sequence, .collection] {
+            if let value = head.properties[name.rawValue] { properties[name.rawValue] = value }
         }
-        properties["error"] = String(refusal.code)
-        if !refusal.message.isEmpty { properties["reason"] = refusal.message }
+        properties[PropertyName.error.rawValue] = String(refusal.code)
+        if !refusal.message.isEmpty { properties[PropertyName.reason.rawValue] = refusal.message }
         let flags = FrameFlags(type: .request, urgent: head.flags.isUrgent, noReply: true)
         return BLIPMessage(type: .request, flags: flags, properties: properties, body: .init())
     }

@@ -1,8 +1,9 @@
 import BLIPCore
+import ReplicationNames
 /// One entry of the policy file's `rules:` list: a name, what it matches and what it does.
 public struct MessageRule: Sendable {
     /// Profiles with which the client pushes (the `readOnly` shortcut denies these from the client).
-    public static let pushProfiles = ["changes", "proposeChanges", "rev", "putRev"]
+    public static let pushProfiles = [ReplicationProfile.changes, .proposeChanges, .rev, .putRev].map(\.rawValue)
 
     public var name: String
     public var match: MessageMatch

@@ -1,4 +1,5 @@
 import BLIPCore
+import ReplicationNames
 
 /// Decides, per BLIP message, what the message rules do with it (GitHub issue 7).
 ///
@@ -146,7 +147,8 @@ public final class PolicyEngine: Sendable {
             return refuse(message, reply) { .errorReply($0) }
         case .filterChanges(let doc):
             guard message.type == .request, let profile = message.profile,
-                  profile == "changes" || profile == "proposeChanges" else { return nil }
+                  profile == ReplicationProfile.changes.rawValue || profile == ReplicationProfile.proposeChanges.rawValue
+            else { return nil }
             return .filterChanges(doc: doc)
         case .delay(let range):
             return .delay(nanoseconds: state.pick(range))

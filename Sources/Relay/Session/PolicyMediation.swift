@@ -223,15 +223,12 @@ final class PolicyMediation: MediationPolicy {
 
     // MARK: facts
 
-    private static let getCollectionsProfile = Array("getCollections".utf8)
-    private static let profileKey = Array("Profile".utf8)
-
     /// Whether the request is `getCollections`, read from the raw properties (no string made).
     private static func isGetCollections(_ properties: Properties) -> Bool {
         var found = false
         properties.forEachRawPair { key, value in
-            guard key.elementsEqual(profileKey) else { return true }
-            found = value.elementsEqual(getCollectionsProfile)
+            guard PropertyName.matching(key) == .profile else { return true }
+            found = ReplicationProfile(utf8: value) == .getCollections
             return false
         }
         return found
@@ -259,7 +256,7 @@ final class PolicyMediation: MediationPolicy {
     /// The attachments a `rev` or `putRev` body refers to, `_attachments` entries and Couchbase
     /// Lite 3.x blob dictionaries alike (``DocumentBlobs``): content type and length of each.
     static func attachments(of message: BLIPMessage) -> [AttachmentFacts]? {
-        guard let profile = message.properties.profile, profile == "rev" || profile == "putRev",
+        guard let profile = message.properties.profile.flatMap(ReplicationProfile.init(rawValue:)), profile == .rev || profile == .putRev,
               message.body.readableBytes > 0,
               RevMessage.mentionsAttachments(message.body) || RevMessage.mentionsBlobs(message.body),
               let body = JSONValue(parsing: message.body) else { return nil }

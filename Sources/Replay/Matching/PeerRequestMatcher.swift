@@ -1,5 +1,6 @@
 import BLIPCore
 import NIOCore
+import ReplicationNames
 
 /// Finds, for a request the live peer sends, the recorded peer request it stands for, and so
 /// the reply to give it. Pure; one per replayed connection.
@@ -20,19 +21,22 @@ public struct PeerRequestMatcher: Sendable {
     }
 
     /// The properties that identify a request of each profile.
-    public static let keyProperties: [String: [String]] = [
-        "getCheckpoint": ["client", "collection"],
-        "setCheckpoint": ["client", "collection"],
-        "subChanges": ["collection", "continuous", "filter", "channels"],
-        "changes": ["collection"],
-        "proposeChanges": ["collection"],
-        "rev": ["id", "rev", "collection"],
-        "norev": ["id", "rev", "collection"],
-        "getAttachment": ["digest", "docID"],
-        "proveAttachment": ["digest"],
-        "getRev": ["id", "rev", "collection"],
-        "putRev": ["id", "rev", "collection"],
-    ]
+    public static let keyProperties: [String: [String]] = {
+        let typed: [ReplicationProfile: [PropertyName]] = [
+            .getCheckpoint: [.client, .collection],
+            .setCheckpoint: [.client, .collection],
+            .subChanges: [.collection, .continuous, .filter, .channels],
+            .changes: [.collection],
+            .proposeChanges: [.collection],
+            .rev: [.id, .rev, .collection],
+            .norev: [.id, .rev, .collection],
+            .getAttachment: [.digest, .docID],
+            .proveAttachment: [.digest],
+            .getRev: [.id, .rev, .collection],
+            .putRev: [.id, .rev, .collection],
+        ]
+        return Dictionary(uniqueKeysWithValues: typed.map { ($0.key.rawValue, $0.value.map(\.rawValue)) })
+    }()
 
     private let recorded: [String: [RecordedPeerRequest]]
     private var used: [String: Set<Int>] = [:]

@@ -1,4 +1,5 @@
 import BLIPCore
+import ReplicationNames
 
 /// A request the replaying side sends, with what it waited for in the recording and the reply
 /// the recording holds for it.
@@ -141,6 +142,7 @@ public struct ReplayScript: Sendable {
     /// that waited for a recorded `setCheckpoint` before its next `changes` or `rev` would stall
     /// that long (docs/litecore-behaviour.md). Every other profile counts.
     public static func canCauseRequests(_ profile: String?) -> Bool {
-        profile != "getCheckpoint" && profile != "setCheckpoint"
+        let known = profile.flatMap(ReplicationProfile.init(rawValue:))
+        return known != .getCheckpoint && known != .setCheckpoint
     }
 }

@@ -126,7 +126,7 @@ public struct ChangesReply: Sendable, Equatable {
         if reader.bodyIsScannable, let scanned = Self.scanAnswers(reader.body) {
             answers = scanned
             if let requested, answers.count > requested {
-                reader.report(.replyCountMismatch("changes", entries: requested, answers: answers.count))
+                reader.report(.replyCountMismatch(ReplicationProfile.changes.rawValue, entries: requested, answers: answers.count))
             }
             return
         }
@@ -152,7 +152,7 @@ public struct ChangesReply: Sendable, Equatable {
             }
         }
         if let requested, items.count > requested {
-            reader.report(.replyCountMismatch("changes", entries: requested, answers: items.count))
+            reader.report(.replyCountMismatch(ReplicationProfile.changes.rawValue, entries: requested, answers: items.count))
         }
     }
 }

@@ -49,14 +49,14 @@ public struct GetCollectionsReply: Sendable, Equatable {
             case .null: entries.append(.missingCollection)
             case .object(let members) where members.isEmpty: entries.append(.noCheckpoint)
             case .object(let members):
-                let rev = members["rev"]?.stringValue ?? members["_rev"]?.stringValue
+                let rev = members[PropertyName.rev.rawValue]?.stringValue ?? members["_rev"]?.stringValue
                 entries.append(.checkpoint(Checkpoint(rev: rev, body: item)))
             default:
                 reader.report(.wrongShape("getCollections reply entry \(item)", expected: "an object or null"))
             }
         }
         if let requested, requested != items.count {
-            reader.report(.replyCountMismatch("getCollections", entries: requested, answers: items.count))
+            reader.report(.replyCountMismatch(ReplicationProfile.getCollections.rawValue, entries: requested, answers: items.count))
         }
     }
 }

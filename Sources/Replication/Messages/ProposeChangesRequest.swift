@@ -107,7 +107,7 @@ public struct ProposeChangesReply: Sendable, Equatable {
         if reader.bodyIsScannable, let scanned = Self.scanStatuses(reader.body) {
             answers = scanned.map { Answer(status: $0) }
             if let requested, answers.count > requested {
-                reader.report(.replyCountMismatch("proposeChanges", entries: requested, answers: answers.count))
+                reader.report(.replyCountMismatch(ReplicationProfile.proposeChanges.rawValue, entries: requested, answers: answers.count))
             }
             return
         }
@@ -128,7 +128,7 @@ public struct ProposeChangesReply: Sendable, Equatable {
             answers.append(answer)
         }
         if let requested, items.count > requested {
-            reader.report(.replyCountMismatch("proposeChanges", entries: requested, answers: items.count))
+            reader.report(.replyCountMismatch(ReplicationProfile.proposeChanges.rawValue, entries: requested, answers: items.count))
         }
     }
 
@@ -138,7 +138,7 @@ public struct ProposeChangesReply: Sendable, Equatable {
         if item.isNull { return .send }
         if let code = item.intValue { return code >= 0 ? Answer(status: code) : nil }
         guard let object = item.objectValue, let code = object["status"]?.intValue, code >= 0 else { return nil }
-        let rev = object["rev"]
+        let rev = object[PropertyName.rev.rawValue]
         guard rev == nil || rev == .null || rev?.stringValue != nil else { return nil }
         let revID = rev?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         return Answer(status: code, serverRevID: revID)

@@ -90,7 +90,7 @@ extension ReplicationMessage {
         case .subChanges(let request):
             return Self.subChangesSummary(request)
         case .unsubChanges:
-            return "unsubChanges"
+            return ReplicationProfile.unsubChanges.rawValue
         case .changes(let request):
             return Self.changesSummary(request)
         case .proposeChanges(let request):
@@ -108,7 +108,7 @@ extension ReplicationMessage {
         case .getRev(let request):
             return "getRev \(request.docID ?? "?")" + (request.ifNotRev.map { " ifNotRev \(RevID.abbreviate($0))" } ?? "")
         case .ping:
-            return "PING"
+            return ReplicationProfile.ping.rawValue
         case .generic:
             return LineWriter.text { appendRequestPiece(to: &$0) }
         default:
@@ -156,7 +156,7 @@ extension ReplicationMessage {
     }
 
     private static func subChangesSummary(_ request: SubChangesRequest) -> String {
-        var parts = ["subChanges"]
+        var parts = [ReplicationProfile.subChanges.rawValue]
         parts.append("since=\(request.since?.description ?? "start")")
         parts.append(request.continuous ? "continuous" : "one-shot")
         if let batch = request.batch { parts.append("batch=\(batch)") }

@@ -47,7 +47,7 @@ public struct RevMessage: Sendable, Equatable {
         let current: RevID?
         if let revID { current = reader.checkRevID(revID) } else {
             current = nil
-            reader.report(.missingProperty(profile, "rev"))
+            reader.report(.missingProperty(profile, PropertyName.rev.rawValue))
         }
         if let history, !history.isEmpty {
             switch RevisionHistory.parse(history, current: current) {

@@ -49,7 +49,7 @@ public struct SubChangesRequest: Sendable, Equatable {
         if let value = reader.string(.versioning) {
             versioning = Versioning(rawValue: value)
             if versioning == nil {
-                reader.report(.invalidProperty("subChanges", "versioning", value, expected: "rev-trees or version-vectors"))
+                reader.report(.invalidProperty(ReplicationProfile.subChanges.rawValue, "versioning", value, expected: "rev-trees or version-vectors"))
             }
         }
         sendReplacementRevs = reader.bool(.sendReplacementRevs)

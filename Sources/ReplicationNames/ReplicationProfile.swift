@@ -6,48 +6,23 @@ public enum ReplicationProfile: String, Sendable, CaseIterable, Codable {
     case getRev, putRev
     case ping = "PING"
 
-    /// By length first, then at most three comparisons: every message's profile goes through
-    /// here, and the synthesized initializer compares against each case in turn.
+    /// The profile named `rawValue`, found by its length, then at most three comparisons
+    /// (``NameTable``): every message's profile goes through here, and the synthesized
+    /// initializer compares against each case in turn.
     public init?(rawValue: String) {
-        switch rawValue.utf8.count {
-        case 3 where rawValue == "rev": self = .rev
-        case 4 where rawValue == "PING": self = .ping
-        case 5 where rawValue == "norev": self = .norev
-        case 6 where rawValue == "getRev": self = .getRev
-        case 6 where rawValue == "putRev": self = .putRev
-        case 7 where rawValue == "changes": self = .changes
-        case 10 where rawValue == "subChanges": self = .subChanges
-        case 12 where rawValue == "unsubChanges": self = .unsubChanges
-        case 13 where rawValue == "getAttachment": self = .getAttachment
-        case 13 where rawValue == "getCheckpoint": self = .getCheckpoint
-        case 13 where rawValue == "setCheckpoint": self = .setCheckpoint
-        case 14 where rawValue == "getCollections": self = .getCollections
-        case 14 where rawValue == "proposeChanges": self = .proposeChanges
-        case 15 where rawValue == "proveAttachment": self = .proveAttachment
-        default: return nil
-        }
+        var name = rawValue
+        guard let found = name.withUTF8({ Self.table.lookup(UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = found
     }
 
     /// The profile spelled by raw UTF-8 bytes (a property value), without making a String.
-    init?(utf8 bytes: UnsafeRawBufferPointer) {
-        switch bytes.count {
-        case 3 where bytes.matches("rev"): self = .rev
-        case 4 where bytes.matches("PING"): self = .ping
-        case 5 where bytes.matches("norev"): self = .norev
-        case 6 where bytes.matches("getRev"): self = .getRev
-        case 6 where bytes.matches("putRev"): self = .putRev
-        case 7 where bytes.matches("changes"): self = .changes
-        case 10 where bytes.matches("subChanges"): self = .subChanges
-        case 12 where bytes.matches("unsubChanges"): self = .unsubChanges
-        case 13 where bytes.matches("getAttachment"): self = .getAttachment
-        case 13 where bytes.matches("getCheckpoint"): self = .getCheckpoint
-        case 13 where bytes.matches("setCheckpoint"): self = .setCheckpoint
-        case 14 where bytes.matches("getCollections"): self = .getCollections
-        case 14 where bytes.matches("proposeChanges"): self = .proposeChanges
-        case 15 where bytes.matches("proveAttachment"): self = .proveAttachment
-        default: return nil
-        }
+    public init?(utf8 bytes: UnsafeRawBufferPointer) {
+        guard let found = Self.table.lookup(bytes) else { return nil }
+        self = found
     }
+
+    /// Every profile by its name's bytes; the names are the cases' raw values, spelled once.
+    private static let table = NameTable(allCases.map { ($0.rawValue, $0) })
 
     /// The case's position in `allCases`, for tables indexed by profile.
     public var ordinal: Int {
