@@ -59,6 +59,11 @@ let package = Package(
             name: "ReplicationNames"
         ),
         .target(
+            // Every metric the relay exports, defined once (name, type, labels, HELP), for the
+            // relay, the soak and the dashboards' test.
+            name: "MetricCatalog"
+        ),
+        .target(
             name: "Mediation",
             dependencies: ["BLIPCore", "ReplicationNames", .product(name: "NIOCore", package: "swift-nio")]
         ),
@@ -116,7 +121,7 @@ let package = Package(
         .target(
             name: "Relay",
             dependencies: [
-                "BLIPCore", "BLIPNIO", "Replication", "Capture", "Mediation", "Policy", "WebSocketWire", "WebView",
+                "BLIPCore", "BLIPNIO", "Replication", "Capture", "Mediation", "Policy", "WebSocketWire", "WebView", "MetricCatalog",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -159,7 +164,7 @@ let package = Package(
         .target(
             name: "Soak",
             dependencies: [
-                "BLIPCore", "BLIPNIO", "Gateway", "Capture",
+                "BLIPCore", "BLIPNIO", "Gateway", "Capture", "MetricCatalog",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -228,7 +233,7 @@ let package = Package(
         .testTarget(
             name: "RelayTests",
             dependencies: [
-                "Relay", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "Policy", "WebSocketWire", "Mediation",
+                "Relay", "MetricCatalog", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "Policy", "WebSocketWire", "Mediation",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -44,4 +44,10 @@ struct SourceRulesTests {
         }
         #expect(spelled.isEmpty, "\(spelled)")
     }
+
+    @Test("no metric name is spelled outside MetricCatalog: the registry, the dashboards' test and the soak read it")
+    func metricNamesAreSpelledOnce() throws {
+        let spelled = try Self.sources().filter { !$0.path.hasPrefix("Sources/MetricCatalog/") && $0.text.contains("\"blipscope_") }
+        #expect(spelled.isEmpty, "\(spelled.map(\.path))")
+    }
 }

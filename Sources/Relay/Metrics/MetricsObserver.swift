@@ -1,5 +1,6 @@
 import BLIPCore
 import Foundation
+import MetricCatalog
 import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
@@ -49,15 +50,15 @@ public final class MetricsObserver: RelayObserver, Sendable {
         case .message(let message):
             observeMessage(message)
         case .decodeError(_, let direction, let error):
-            metrics.counter(MetricNames.decodeFailuresTotal,
+            metrics.counter(MetricCatalog.decodeFailuresTotal,
                             [("direction", MetricLabels.directions[direction.rawValue]), ("kind", error.code)]).increment()
         case .sessionOpened(let info):
             opened(info)
         case .handshakeRefused(let refusal):
             let status = Int(refusal.status.code)
-            metrics.counter(MetricNames.handshakesTotal, [("status", String(status))]).increment()
+            metrics.counter(MetricCatalog.handshakesTotal, [("status", String(status))]).increment()
             if let failure = refusal.upstreamFailure {
-                metrics.counter(MetricNames.upstreamConnectFailuresTotal, [("reason", failure.rawValue)]).increment()
+                metrics.counter(MetricCatalog.upstreamConnectFailuresTotal, [("reason", failure.rawValue)]).increment()
             }
         case .sessionClosed(let summary):
             closed(summary)
@@ -76,20 +77,20 @@ public final class MetricsObserver: RelayObserver, Sendable {
 
     private func opened(_ info: SessionInfo) {
         let subprotocol = info.subprotocol ?? "none"
-        metrics.counter(MetricNames.handshakesTotal, [("status", "101")]).increment()
+        metrics.counter(MetricCatalog.handshakesTotal, [("status", "101")]).increment()
         if let connect = info.upstreamConnectTime { metrics.upstreamConnect.recordNanoseconds(connect.nanoseconds) }
-        metrics.counter(MetricNames.sessionsTotal, [("database", info.database), ("subprotocol", subprotocol)]).increment()
-        let active = metrics.meter(MetricNames.sessionsActive, [("database", info.database), ("subprotocol", subprotocol)])
+        metrics.counter(MetricCatalog.sessionsTotal, [("database", info.database), ("subprotocol", subprotocol)]).increment()
+        let active = metrics.meter(MetricCatalog.sessionsActive, [("database", info.database), ("subprotocol", subprotocol)])
         active.increment()
         var userMessages: [Counter]?
         var userBytes: [Counter]?
         if metrics.userLabels {
             let user = info.user ?? "anonymous"
             userMessages = MetricLabels.directions.map {
-                metrics.counter(MetricNames.userMessagesTotal, [("user", user), ("direction", $0)])
+                metrics.counter(MetricCatalog.userMessagesTotal, [("user", user), ("direction", $0)])
             }
             userBytes = MetricLabels.directions.map {
-                metrics.counter(MetricNames.userWireBytesTotal, [("user", user), ("direction", $0)])
+                metrics.counter(MetricCatalog.userWireBytesTotal, [("user", user), ("direction", $0)])
             }
         }
         let now = Self.now()
@@ -104,7 +105,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
         guard let track = tracks.withLockedValue({ $0.removeValue(forKey: summary.info.id) }) else { return }
         track.active.decrement()
         updateStuck { $0.remove(summary.info.id) }
-        metrics.counter(MetricNames.sessionsClosedTotal,
+        metrics.counter(MetricCatalog.sessionsClosedTotal,
                         [("database", summary.info.database), ("close_reason", MetricLabels.closeReason(summary))]).increment()
     }
 
@@ -159,7 +160,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
             metrics.attachmentBytes[direction].increment(by: Int64(bytes))
         case .error(let error) where !isExpectedError:
             let code = String(error.code)
-            metrics.counter(MetricNames.errorRepliesTotal, [("profile", MetricLabels.profiles[profile]),
+            metrics.counter(MetricCatalog.errorRepliesTotal, [("profile", MetricLabels.profiles[profile]),
                                                             ("domain", error.domain), ("code", code)]).increment()
             if error.code == 409 { metrics.conflicts[profile].increment() }
         default:

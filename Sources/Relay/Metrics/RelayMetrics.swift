@@ -1,3 +1,4 @@
+import MetricCatalog
 import Replication
 import Metrics
 import NIOConcurrencyHelpers
@@ -48,43 +49,43 @@ public final class RelayMetrics: Sendable {
         for direction in dirs {
             for type in MetricLabels.types {
                 for profile in profiles {
-                    messages.append(Counter(label: MetricNames.messagesTotal,
+                    messages.append(Counter(label: MetricCatalog.messagesTotal.name,
                                             dimensions: [("direction", direction), ("type", type), ("profile", profile)], factory: factory))
                 }
             }
         }
         self.messages = messages
-        requestDurations = profiles.map { Metrics.Timer(label: MetricNames.requestDurationSeconds, dimensions: [("profile", $0)], factory: factory) }
-        conflicts = profiles.map { Counter(label: MetricNames.conflictsTotal, dimensions: [("profile", $0)], factory: factory) }
-        func perDirection(_ name: String) -> [Counter] { dirs.map { Counter(label: name, dimensions: [("direction", $0)], factory: factory) } }
-        frames = perDirection(MetricNames.framesTotal)
-        wireBytes = perDirection(MetricNames.wireBytesTotal)
-        payloadBytes = perDirection(MetricNames.payloadBytesTotal)
-        documents = perDirection(MetricNames.documentsTotal)
-        revisions = perDirection(MetricNames.revisionsTotal)
-        tombstones = perDirection(MetricNames.tombstonesTotal)
-        attachmentBytes = perDirection(MetricNames.attachmentBytesTotal)
+        requestDurations = profiles.map { Metrics.Timer(label: MetricCatalog.requestDurationSeconds.name, dimensions: [("profile", $0)], factory: factory) }
+        conflicts = profiles.map { Counter(label: MetricCatalog.conflictsTotal.name, dimensions: [("profile", $0)], factory: factory) }
+        func perDirection(_ metric: MetricDefinition) -> [Counter] { dirs.map { Counter(label: metric.name, dimensions: [("direction", $0)], factory: factory) } }
+        frames = perDirection(MetricCatalog.framesTotal)
+        wireBytes = perDirection(MetricCatalog.wireBytesTotal)
+        payloadBytes = perDirection(MetricCatalog.payloadBytesTotal)
+        documents = perDirection(MetricCatalog.documentsTotal)
+        revisions = perDirection(MetricCatalog.revisionsTotal)
+        tombstones = perDirection(MetricCatalog.tombstonesTotal)
+        attachmentBytes = perDirection(MetricCatalog.attachmentBytesTotal)
         stuck = Dictionary(uniqueKeysWithValues: StuckReasons.all.map {
-            ($0, Meter(label: MetricNames.stuckSessions, dimensions: [("reason", $0)], factory: factory))
+            ($0, Meter(label: MetricCatalog.stuckSessions.name, dimensions: [("reason", $0)], factory: factory))
         })
-        upstreamConnect = Metrics.Timer(label: MetricNames.upstreamConnectSeconds, factory: factory)
-        captureRecords = Counter(label: MetricNames.captureRecordsTotal, factory: factory)
-        captureBytes = Counter(label: MetricNames.captureBytesTotal, factory: factory)
-        captureDrops = Counter(label: MetricNames.captureDroppedTotal, factory: factory)
+        upstreamConnect = Metrics.Timer(label: MetricCatalog.upstreamConnectSeconds.name, factory: factory)
+        captureRecords = Counter(label: MetricCatalog.captureRecordsTotal.name, factory: factory)
+        captureBytes = Counter(label: MetricCatalog.captureBytesTotal.name, factory: factory)
+        captureDrops = Counter(label: MetricCatalog.captureDroppedTotal.name, factory: factory)
         precreateFamilies()
     }
 
     /// Makes each label-keyed family appear in a scrape (at zero) before traffic gives it values,
     /// so dashboards and alert rules find every series name.
     private func precreateFamilies() {
-        for action in Self.policyActions { _ = counter(MetricNames.policyVerdictsTotal, [("rule", "none"), ("action", action)]) }
-        _ = timer(MetricNames.rateLimitDelaySeconds, [("rule", "none")])
-        for status in ["101", "502", "504"] { _ = counter(MetricNames.handshakesTotal, [("status", status)]) }
-        for reason in UpstreamFailure.allCases { _ = counter(MetricNames.upstreamConnectFailuresTotal, [("reason", reason.rawValue)]) }
+        for action in Self.policyActions { _ = counter(MetricCatalog.policyVerdictsTotal, [("rule", "none"), ("action", action)]) }
+        _ = timer(MetricCatalog.rateLimitDelaySeconds, [("rule", "none")])
+        for status in ["101", "502", "504"] { _ = counter(MetricCatalog.handshakesTotal, [("status", status)]) }
+        for reason in UpstreamFailure.allCases { _ = counter(MetricCatalog.upstreamConnectFailuresTotal, [("reason", reason.rawValue)]) }
         for direction in MetricLabels.directions {
-            _ = counter(MetricNames.decodeFailuresTotal, [("direction", direction), ("kind", "decode_failed")])
+            _ = counter(MetricCatalog.decodeFailuresTotal, [("direction", direction), ("kind", "decode_failed")])
         }
-        _ = counter(MetricNames.errorRepliesTotal, [("profile", "other"), ("domain", "HTTP"), ("code", "409")])
+        _ = counter(MetricCatalog.errorRepliesTotal, [("profile", "other"), ("domain", "HTTP"), ("code", "409")])
     }
 
     // MARK: API for the policy engine and the capture writer
@@ -93,12 +94,12 @@ public final class RelayMetrics: Sendable {
     /// message. `rule` is the rule's configured name (bounded by the policy file).
     public func verdict(rule: String, action: String) {
         let action = Self.policyActions.contains(action) ? action : "other"
-        counter(MetricNames.policyVerdictsTotal, [("rule", rule), ("action", action)]).increment()
+        counter(MetricCatalog.policyVerdictsTotal, [("rule", rule), ("action", action)]).increment()
     }
 
     /// A rate-limit rule held a request back for `nanoseconds`.
     public func rateLimitDelayed(rule: String, nanoseconds: Int64) {
-        timer(MetricNames.rateLimitDelaySeconds, [("rule", rule)]).recordNanoseconds(nanoseconds)
+        timer(MetricCatalog.rateLimitDelaySeconds, [("rule", rule)]).recordNanoseconds(nanoseconds)
     }
 
     /// The capture writer wrote `records` records of `bytes` bytes in total.
@@ -112,8 +113,10 @@ public final class RelayMetrics: Sendable {
 
     // MARK: label-keyed metrics (not per message)
 
-    func counter(_ name: String, _ labels: [(String, String)]) -> Counter {
-        cache.withLockedValue { cache in
+    func counter(_ metric: MetricDefinition, _ labels: [(String, String)]) -> Counter {
+        assert(labels.map(\.0) == metric.labels, "\(metric.name) is labelled \(metric.labels), not \(labels.map(\.0))")
+        let name = metric.name
+        return cache.withLockedValue { cache in
             let key = cache.key(name, labels)
             if let existing = cache.counters[key] { return existing }
             let made = Counter(label: name, dimensions: key.labels, factory: factory)
@@ -122,8 +125,10 @@ public final class RelayMetrics: Sendable {
         }
     }
 
-    func meter(_ name: String, _ labels: [(String, String)]) -> Meter {
-        cache.withLockedValue { cache in
+    func meter(_ metric: MetricDefinition, _ labels: [(String, String)]) -> Meter {
+        assert(labels.map(\.0) == metric.labels, "\(metric.name) is labelled \(metric.labels), not \(labels.map(\.0))")
+        let name = metric.name
+        return cache.withLockedValue { cache in
             let key = cache.key(name, labels)
             if let existing = cache.meters[key] { return existing }
             let made = Meter(label: name, dimensions: key.labels, factory: factory)
@@ -132,8 +137,10 @@ public final class RelayMetrics: Sendable {
         }
     }
 
-    func timer(_ name: String, _ labels: [(String, String)]) -> Metrics.Timer {
-        cache.withLockedValue { cache in
+    func timer(_ metric: MetricDefinition, _ labels: [(String, String)]) -> Metrics.Timer {
+        assert(labels.map(\.0) == metric.labels, "\(metric.name) is labelled \(metric.labels), not \(labels.map(\.0))")
+        let name = metric.name
+        return cache.withLockedValue { cache in
             let key = cache.key(name, labels)
             if let existing = cache.timers[key] { return existing }
             let made = Metrics.Timer(label: name, dimensions: key.labels, factory: factory)

@@ -1,8 +1,9 @@
 import CoreMetrics
+import MetricCatalog
 import Prometheus
 
 /// The swift-metrics backend for the relay's metrics: swift-prometheus's registry, with each
-/// metric's HELP line from ``MetricHelp`` (swift-prometheus's own factory writes none, and
+/// metric's HELP line from ``MetricCatalog`` (swift-prometheus's own factory writes none, and
 /// `promtool check metrics` flags every metric without one).
 ///
 /// A name without help text gets none (a registry keeps one help text per name; mixing would
@@ -21,7 +22,7 @@ public struct RelayMetricsFactory: MetricsFactory {
     }
 
     private func describe(_ label: String) -> MetricNameDescriptor {
-        MetricNameDescriptor(metricName: label, unitName: "", helpText: MetricHelp.text[label] ?? "")
+        MetricNameDescriptor(metricName: label, unitName: "", helpText: MetricCatalog.named(label)?.help ?? "")
     }
 
     public func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {

@@ -1,8 +1,10 @@
+import MetricCatalog
+
 /// What the relay's own metrics (`/metrics` on its admin listener) said at the end of a soak.
 public struct RelayCounters: Sendable, Equatable, Codable {
     /// Complete BLIP messages the relay decoded, both directions, every type and profile.
     public var messages = 0
-    /// `blipscope_decode_failures_total`, every direction and kind.
+    /// ``MetricCatalog/decodeFailuresTotal``, every direction and kind.
     public var decodeFailures = 0
     /// Sessions the relay opened.
     public var sessions = 0
@@ -18,12 +20,12 @@ public struct RelayCounters: Sendable, Equatable, Codable {
 
     /// Reads the counters from a Prometheus text exposition.
     public init(metrics: MetricsText) {
-        messages = metrics.sum("blipscope_messages_total")
-        decodeFailures = metrics.sum("blipscope_decode_failures_total")
-        sessions = metrics.sum("blipscope_sessions_total")
-        closeReasons = metrics.sums("blipscope_sessions_closed_total", by: "close_reason")
-        captureBytes = metrics.sum("blipscope_capture_bytes_total")
-        captureDropped = metrics.sum("blipscope_capture_dropped_total")
-        activeSessions = metrics.sum("blipscope_sessions_active")
+        messages = metrics.sum(MetricCatalog.messagesTotal.name)
+        decodeFailures = metrics.sum(MetricCatalog.decodeFailuresTotal.name)
+        sessions = metrics.sum(MetricCatalog.sessionsTotal.name)
+        closeReasons = metrics.sums(MetricCatalog.sessionsClosedTotal.name, by: "close_reason")
+        captureBytes = metrics.sum(MetricCatalog.captureBytesTotal.name)
+        captureDropped = metrics.sum(MetricCatalog.captureDroppedTotal.name)
+        activeSessions = metrics.sum(MetricCatalog.sessionsActive.name)
     }
 }

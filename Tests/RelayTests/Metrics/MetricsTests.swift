@@ -1,5 +1,6 @@
 import BLIPCore
 import Foundation
+import MetricCatalog
 import NIOCore
 import Testing
 @testable import Relay
@@ -82,11 +83,12 @@ import Testing
         _ = try await fixture.harness.recorder.sessionClosed()
         let scrape = try await fixture.get("/metrics").body
         let families = MetricsFixture.families(in: scrape)
-        #expect(Set(MetricNames.all).isSubset(of: families), "missing: \(Set(MetricNames.all).subtracting(families))")
+        let catalog = Set(MetricCatalog.all.map(\.name))
+        #expect(catalog.isSubset(of: families), "missing: \(catalog.subtracting(families))")
         for file in ["dashboards/blipscope.json", "dashboards/alerts.yml"] {
             let names = try MetricsFixture.referencedNames(in: file)
             #expect(!names.isEmpty)
-            #expect(names.isSubset(of: Set(MetricNames.all)), "\(file) names unknown metrics: \(names.subtracting(MetricNames.all))")
+            #expect(names.isSubset(of: catalog), "\(file) names unknown metrics: \(names.subtracting(catalog))")
             #expect(names.isSubset(of: families), "\(file) names metrics absent from a scrape: \(names.subtracting(families))")
         }
         let dashboard = try JSONSerialization.jsonObject(with: Data(contentsOf: MetricsFixture.packageRoot
@@ -108,10 +110,42 @@ import Testing
         try await fixture.shutdown()
     }
 
-    @Test func everyMetricHasHelpText() {
-        let missing = MetricNames.all.filter { (MetricHelp.text[$0] ?? "").isEmpty }
-        #expect(missing.isEmpty, "no HELP text: \(missing)")
-        #expect(Set(MetricHelp.text.keys) == Set(MetricNames.all), "help for names that are not metrics")
+    /// The scrape is the catalog: each family's HELP and TYPE lines are its definition's, and
+    /// every series carries exactly the definition's labels (a histogram's buckets add `le`).
+    @Test func theScrapeIsWhatTheCatalogDefines() async throws {
+        let fixture = try await MetricsFixture.start()
+        let client = try await fixture.harness.connected()
+        try await fixture.replicate(client: client)
+        try await client.close()
+        _ = try await fixture.harness.recorder.sessionClosed()
+        let scrape = try await fixture.get("/metrics").body
+        try await fixture.shutdown()
+        var checked = Set<String>()
+        for line in scrape.split(separator: "\n").map(String.init) {
+            if line.hasPrefix("# HELP ") || line.hasPrefix("# TYPE ") {
+                let parts = line.split(separator: " ", maxSplits: 3).map(String.init)
+                let definition = try #require(MetricCatalog.named(parts[2]), "\(parts[2]) is not in the catalog")
+                #expect(parts[3] == (line.hasPrefix("# HELP ") ? definition.help : definition.kind.rawValue), "\(line)")
+                continue
+            }
+            guard !line.isEmpty, !line.hasPrefix("#") else { continue }
+            let series = String(line.prefix { $0 != "{" && $0 != " " })
+            var family = series
+            for suffix in ["_bucket", "_sum", "_count"] where MetricCatalog.named(family) == nil && family.hasSuffix(suffix) {
+                family = String(family.dropLast(suffix.count))
+            }
+            let definition = try #require(MetricCatalog.named(family), "\(series) is not in the catalog")
+            var labels: [String] = []
+            if let open = line.firstIndex(of: "{"), let close = line.firstIndex(of: "}") {
+                labels = line[line.index(after: open)..<close].split(separator: ",").compactMap { $0.split(separator: "=").first.map(String.init) }
+            }
+            let expected = definition.labels + (series.hasSuffix("_bucket") && definition.kind == .histogram ? ["le"] : [])
+            #expect(Set(labels) == Set(expected), "\(line)")
+            checked.insert(family)
+        }
+        #expect(checked == Set(MetricCatalog.all.filter { !$0.optIn }.map(\.name)).union(checked.filter { MetricCatalog.named($0)?.optIn == true }),
+                "every metric appears in the scrape")
+        #expect(MetricCatalog.all.allSatisfy { !$0.help.isEmpty })
     }
 
     @Test func bearerTokenChecks() {
