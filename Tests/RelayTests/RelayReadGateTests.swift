@@ -14,7 +14,10 @@ import Testing
         let interests: RelayEventInterests = [.sessions]
         let gates = NIOLockedValueBox<[SessionReadGate]>([])
         func prepare() throws {}
-        func sessionWillOpen(_ info: SessionInfo, readGate: SessionReadGate) { gates.withLockedValue { $0.append(readGate) } }
+        func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver {
+            if let readGate { gates.withLockedValue { $0.append(readGate) } }
+            return RelayWideHandler(self)
+        }
         func observe(_ event: RelayEvent) {}
         func finish() async {}
     }

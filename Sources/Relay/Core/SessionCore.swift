@@ -30,7 +30,8 @@ import WebSocketWire
 final class SessionCore {
     private(set) var info: SessionInfo
     let configuration: RelayConfiguration
-    let observers: ObserverSet
+    /// The relay's observers; once the session opens, each one's handler for this session.
+    var observers: ObserverSet
     let inspector: SessionInspector
     /// Set when the configuration gave this session a policy: every frame is decoded before it is
     /// forwarded, and the mediator decides what leaves.
@@ -112,9 +113,9 @@ final class SessionCore {
         statistics.sessionID = info.id
         statistics.decoding = readsMessages
         if let policyMediation {
-            policyMediation.report = { verdict in
-                guard observers.wants(.messages) else { return }
-                observers.emit(.verdict(verdict), kind: .messages)
+            policyMediation.report = { [unowned self] verdict in
+                guard self.observers.wants(.messages) else { return }
+                self.observers.emit(.verdict(verdict), kind: .messages)
             }
             policyMediation.closeSession = { [unowned self] code, reason in
                 requestedClose = RelayError(.policyClose(code: code, reason: reason))
@@ -192,7 +193,9 @@ final class SessionCore {
             info.analyzer = analyzer
             inspector.analyzer = analyzer
         }
-        if let readGate { for recorder in observers.recorders { recorder.sessionWillOpen(info, readGate: readGate) } }
+        // Each observer's handler for this session, made once: no event looks the session up again.
+        observers = observers.opened(info, readGate: readGate)
+        inspector.observers = observers
         if observers.wants(.sessions) { observers.emit(.sessionOpened(info), kind: .sessions) }
         resumeReads(into: &actions)
     }

@@ -9,13 +9,15 @@ import Replication
 /// Turns relay events into ``RelayMetrics`` updates and keeps what the admin listener shows about
 /// live sessions: each session's one ``SessionAnalyzer`` (``SessionInfo/analyzer``, shared with the
 /// log), whose findings and summary `/sessions` reports and whose stuck reasons become the
-/// ``MetricNames/stuckSessions`` gauge: standing findings (a setCheckpoint 409 loop) as the
+/// ``MetricCatalog/stuckSessions`` gauge: standing findings (a setCheckpoint 409 loop) as the
 /// message that raises or ends one passes, the timed rules at each ``pollStuck(now:)``, and a
 /// session's reasons leave the gauge when it closes.
 ///
-/// Per frame it increments three pre-made counters; per message it finds the session (one
-/// locked dictionary lookup), reads the analyzer's ``MessageEvent/analysis`` and updates counters
-/// picked by array index. Labelled metrics of a session (database, user) are looked up at open.
+/// Per frame it increments three pre-made counters; per message its session's handler (made at
+/// open, holding the session's ``SessionTrack``) reads the analyzer's ``MessageEvent/analysis`` and
+/// updates counters picked by array index: no lookup of the session. Labelled metrics of a
+/// session (database, user) are looked up at open; the table of live tracks is touched at open,
+/// at close and by the admin listener's readers.
 public final class MetricsObserver: RelayObserver, Sendable {
     public let interests: RelayEventInterests = [.sessions, .messages, .frames, .analysis]
     public let metrics: RelayMetrics
@@ -32,28 +34,75 @@ public final class MetricsObserver: RelayObserver, Sendable {
 
     // MARK: events
 
+    /// Events given to the observer itself: a refused handshake (no session), or a session's
+    /// events when no handler was made for it (looked up by session ID).
     public func observe(_ event: RelayEvent) {
+        switch event {
+        case .sessionOpened(let info):
+            _ = opened(info)
+        case .forwarded(let id, let direction, let frames, let bytes):
+            forwarded(direction, frames: frames, bytes: bytes, track: track(id))
+        case .message(let message):
+            observeMessage(message, track: track(message.sessionID))
+        default:
+            observeSessionless(event)
+        }
+    }
+
+    public func observe(message event: borrowing MessageEvent) { observeMessage(copy event, track: track(event.sessionID)) }
+
+    /// The session's track, made now; its handler holds it, so no message looks it up.
+    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver {
+        Handler(observer: self, track: opened(info))
+    }
+
+    /// One session's metrics: its track held, relay-wide counters picked by index.
+    private final class Handler: SessionObserver {
+        let observer: MetricsObserver
+        let track: SessionTrack
+
+        init(observer: MetricsObserver, track: SessionTrack) {
+            self.observer = observer
+            self.track = track
+        }
+
+        func observe(_ event: RelayEvent) {
+            switch event {
+            case .sessionOpened:
+                break  // counted when the handler was made
+            case .forwarded(_, let direction, let frames, let bytes):
+                observer.forwarded(direction, frames: frames, bytes: bytes, track: track)
+            case .message(let message):
+                observer.observeMessage(message, track: track)
+            default:
+                observer.observeSessionless(event)
+            }
+        }
+
+        func observe(message event: borrowing MessageEvent) { observer.observeMessage(copy event, track: track) }
+    }
+
+    /// Undecoded frames: counted as decoded ones are, bar their uncompressed payload.
+    private func forwarded(_ direction: BLIPDirection, frames: Int, bytes: Int, track: SessionTrack?) {
+        metrics.frames[direction.rawValue].increment(by: Int64(frames))
+        metrics.wireBytes[direction.rawValue].increment(by: Int64(bytes))
+        if let track {
+            track.userBytes?[direction.rawValue].increment(by: Int64(bytes))
+            track.countFrame(direction: direction.rawValue, wireBytes: bytes)
+        }
+    }
+
+    /// The events whose counters need no session: frames, decode failures, refusals, verdicts, closes.
+    private func observeSessionless(_ event: RelayEvent) {
         switch event {
         case .frame(let frame):
             let direction = frame.direction.rawValue
             metrics.frames[direction].increment()
             metrics.wireBytes[direction].increment(by: Int64(frame.wireBytes))
             metrics.payloadBytes[direction].increment(by: Int64(frame.payloadBytes))
-        case .forwarded(let id, let direction, let frames, let bytes):
-            // Undecoded frames: counted as decoded ones are, bar their uncompressed payload.
-            metrics.frames[direction.rawValue].increment(by: Int64(frames))
-            metrics.wireBytes[direction.rawValue].increment(by: Int64(bytes))
-            if let track = track(id) {
-                track.userBytes?[direction.rawValue].increment(by: Int64(bytes))
-                track.countFrame(direction: direction.rawValue, wireBytes: bytes)
-            }
-        case .message(let message):
-            observeMessage(message)
         case .decodeError(_, let direction, let error):
             metrics.counter(MetricCatalog.decodeFailuresTotal,
                             [("direction", MetricLabels.directions[direction.rawValue]), ("kind", error.code)]).increment()
-        case .sessionOpened(let info):
-            opened(info)
         case .handshakeRefused(let refusal):
             let status = Int(refusal.status.code)
             metrics.counter(MetricCatalog.handshakesTotal, [("status", String(status))]).increment()
@@ -75,7 +124,8 @@ public final class MetricsObserver: RelayObserver, Sendable {
 
     private func track(_ id: UInt64) -> SessionTrack? { tracks.withLockedValue { $0[id] } }
 
-    private func opened(_ info: SessionInfo) {
+    @discardableResult
+    private func opened(_ info: SessionInfo) -> SessionTrack {
         let subprotocol = info.subprotocol ?? "none"
         metrics.counter(MetricCatalog.handshakesTotal, [("status", "101")]).increment()
         if let connect = info.upstreamConnectTime { metrics.upstreamConnect.recordNanoseconds(connect.nanoseconds) }
@@ -99,6 +149,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
         let track = SessionTrack(info: info, started: now, wallClock: Date().timeIntervalSince1970, analyzer: analyzer,
                                  active: active, userMessages: userMessages, userBytes: userBytes)
         tracks.withLockedValue { $0[info.id] = track }
+        return track
     }
 
     private func closed(_ summary: SessionSummary) {
@@ -109,13 +160,10 @@ public final class MetricsObserver: RelayObserver, Sendable {
                         [("database", summary.info.database), ("close_reason", MetricLabels.closeReason(summary))]).increment()
     }
 
-    public func observe(message event: borrowing MessageEvent) { observeMessage(event) }
-
-    private func observeMessage(_ event: MessageEvent) {
+    private func observeMessage(_ event: MessageEvent, track: SessionTrack?) {
         let direction = event.direction.rawValue
         guard let type = MetricLabels.typeIndex(event.message.type) else { return }
         let now = event.time?.analyzerSeconds ?? Self.now()
-        let track = track(event.sessionID)
         let analyzed = event.analysis
         let profileName = event.message.type == .request
             ? (analyzed?.withMessage { $0.profile } ?? event.message.profile) : event.requestProfile

@@ -74,7 +74,6 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
     }
     private let logger: Logger
     private let flusher: CaptureFlusher
-    private let sessions = NIOLockedValueBox([UInt64: SessionCapture]())
     private let totals = NIOLockedValueBox(Statistics())
 
     public init(options: Options, logger: Logger) {
@@ -101,7 +100,9 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
         flusher.start()
     }
 
-    public func sessionWillOpen(_ info: SessionInfo, readGate: SessionReadGate) {
+    /// Starts the session's file and returns its handler, which holds the session's capture:
+    /// no record looks the session up.
+    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver {
         let rotation = CaptureRotation(directory: options.directory, session: "\(options.run)-\(info.id)",
                                        maxFileBytes: options.maxFileBytes)
         let writer: CaptureWriter
@@ -110,65 +111,85 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
         } catch {
             totals.withLockedValue { $0.sessionsFailed += 1 }
             logger.error("capture of session \(info.id) not started: \(error)")
-            return
+            return Uncaptured()
         }
         let capture = SessionCapture(writer: writer, gate: options.overflow == .backPressure ? readGate : nil,
                                      policy: options.overflow, beforeFlush: options.beforeFlush,
                                      redactor: options.redactsSecrets ? CaptureRedactor(limits: options.decoderLimits) : nil)
         flusher.add(capture)
-        sessions.withLockedValue { $0[info.id] = capture }
         totals.withLockedValue { $0.sessions += 1 }
-        record(.handshake(of: info, at: .now()), in: capture)
+        let handler = Handler(capture: capture, flusher: flusher, totals: totals)
+        handler.record(.handshake(of: info, at: .now()))
+        return handler
     }
 
-    public func observe(_ event: RelayEvent) {
-        switch event {
-        case .frame(let frame):
-            guard let bytes = frame.bytes, let capture = capture(frame.sessionID) else { return }
-            let record = CaptureRecord.Frame(time: frame.time?.wall ?? .now(), direction: frame.direction, leg: frame.leg, bytes: bytes)
-            switch capture.redactor?.redact(record, decoded: frame.decoded) ?? .unchanged {
-            case .unchanged: self.record(.frame(record), in: capture)
-            case .records(let records): for each in records { self.record(each, in: capture) }
+    /// Every event reaches a session's ``Handler``; nothing is relay-wide.
+    public func observe(_ event: RelayEvent) {}
+
+    /// A session whose file could not be made: nothing to record.
+    private final class Uncaptured: SessionObserver {
+        func observe(_ event: RelayEvent) {}
+    }
+
+    /// One session's capture: its records, encoded on the session's event loop.
+    private final class Handler: SessionObserver {
+        let capture: SessionCapture
+        let flusher: CaptureFlusher
+        let totals: NIOLockedValueBox<Statistics>
+
+        init(capture: SessionCapture, flusher: CaptureFlusher, totals: NIOLockedValueBox<Statistics>) {
+            self.capture = capture
+            self.flusher = flusher
+            self.totals = totals
+        }
+
+        func observe(_ event: RelayEvent) {
+            switch event {
+            case .frame(let frame):
+                guard let bytes = frame.bytes else { return }
+                let record = CaptureRecord.Frame(time: frame.time?.wall ?? .now(), direction: frame.direction, leg: frame.leg, bytes: bytes)
+                switch capture.redactor?.redact(record, decoded: frame.decoded) ?? .unchanged {
+                case .unchanged: self.record(.frame(record))
+                case .records(let records): for each in records { self.record(each) }
+                }
+            case .messageHead(_, let direction, let head, let time):
+                guard capture.shouldRecordHead(direction: direction, type: head.type, number: head.number, complete: false)
+                else { return }
+                record(.messageHead(.init(time: time?.wall ?? .now(), direction: direction, number: head.number, flags: head.flags,
+                                          properties: PropertyRedaction.redact(head.properties))))
+            case .message(let event):
+                let message = event.message
+                guard capture.shouldRecordHead(direction: event.direction, type: message.type, number: message.number,
+                                               complete: true)
+                else { return }
+                record(.messageHead(.init(time: event.time?.wall ?? .now(), direction: event.direction, number: message.number,
+                                          flags: message.flags, properties: PropertyRedaction.redact(message.properties))))
+            case .decodeError(_, let direction, let error):
+                record(.note(time: .now(), text: "decode error \(direction.arrow): \(error)"))
+            case .sessionClosed(let summary):
+                let now = CaptureTimestamp.now()
+                let stats = summary.statistics
+                let note = CaptureRecord.note(time: now, text: "session closed: frames \(stats.framesForwarded), bytes \(stats.bytesForwarded), reading paused \(stats.flowPauses) times")
+                capture.finalRecords(CaptureRecord.closes(of: summary, at: now) + [note])
+                totals.withLockedValue {
+                    $0.records += capture.writer.statistics.recordsBuffered
+                    $0.droppedRecords += capture.droppedRecords
+                    $0.readHolds += capture.readHolds
+                    $0.framesReadByRedactor += capture.redactor?.framesReadItself ?? 0
+                }
+                flusher.close(capture)
+            case .verdict(let verdict):
+                let reason = [verdict.rule.map { "rule \($0)" }, verdict.profile.map { "\(verdict.type) \($0)" }]
+                    .compactMap { $0 }.joined(separator: ", ")
+                record(.verdict(.init(time: .now(), direction: verdict.direction, number: verdict.number,
+                                      action: verdict.action, reason: reason)))
+            case .sessionOpened, .handshakeRefused, .ack, .flowControl, .forwarded:
+                break
             }
-        case .messageHead(let id, let direction, let head, let time):
-            guard let capture = capture(id),
-                  capture.shouldRecordHead(direction: direction, type: head.type, number: head.number, complete: false)
-            else { return }
-            record(.messageHead(.init(time: time?.wall ?? .now(), direction: direction, number: head.number, flags: head.flags,
-                                      properties: PropertyRedaction.redact(head.properties))), in: capture)
-        case .message(let event):
-            let message = event.message
-            guard let capture = capture(event.sessionID),
-                  capture.shouldRecordHead(direction: event.direction, type: message.type, number: message.number,
-                                           complete: true)
-            else { return }
-            record(.messageHead(.init(time: event.time?.wall ?? .now(), direction: event.direction, number: message.number,
-                                      flags: message.flags, properties: PropertyRedaction.redact(message.properties))),
-                   in: capture)
-        case .decodeError(let id, let direction, let error):
-            guard let capture = capture(id) else { return }
-            record(.note(time: .now(), text: "decode error \(direction.arrow): \(error)"), in: capture)
-        case .sessionClosed(let summary):
-            guard let capture = sessions.withLockedValue({ $0.removeValue(forKey: summary.info.id) }) else { return }
-            let now = CaptureTimestamp.now()
-            let stats = summary.statistics
-            let note = CaptureRecord.note(time: now, text: "session closed: frames \(stats.framesForwarded), bytes \(stats.bytesForwarded), reading paused \(stats.flowPauses) times")
-            capture.finalRecords(CaptureRecord.closes(of: summary, at: now) + [note])
-            totals.withLockedValue {
-                $0.records += capture.writer.statistics.recordsBuffered
-                $0.droppedRecords += capture.droppedRecords
-                $0.readHolds += capture.readHolds
-                $0.framesReadByRedactor += capture.redactor?.framesReadItself ?? 0
-            }
-            flusher.close(capture)
-        case .verdict(let verdict):
-            guard let capture = capture(verdict.sessionID) else { return }
-            let reason = [verdict.rule.map { "rule \($0)" }, verdict.profile.map { "\(verdict.type) \($0)" }]
-                .compactMap { $0 }.joined(separator: ", ")
-            record(.verdict(.init(time: .now(), direction: verdict.direction, number: verdict.number,
-                                  action: verdict.action, reason: reason)), in: capture)
-        case .sessionOpened, .handshakeRefused, .ack, .flowControl, .forwarded:
-            break
+        }
+
+        func record(_ record: CaptureRecord) {
+            if capture.append(record) { flusher.schedule(capture) }
         }
     }
 
@@ -176,9 +197,4 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
         await flusher.finish()
     }
 
-    private func capture(_ id: UInt64) -> SessionCapture? { sessions.withLockedValue { $0[id] } }
-
-    private func record(_ record: CaptureRecord, in capture: SessionCapture) {
-        if capture.append(record) { flusher.schedule(capture) }
-    }
 }

@@ -20,33 +20,77 @@ public final class HistoryObserver: RelayObserver, Sendable {
     /// The clock of the recordings: the analyzers' monotonic seconds.
     public static func now() -> Double { SessionInspector.analyzerNow() }
 
+    /// Events given to the observer itself (a session without its handler): found by session ID.
     public func observe(_ event: RelayEvent) {
+        if case .sessionOpened(let info) = event {
+            _ = record(info)
+            return
+        }
+        let id: UInt64
+        switch event {
+        case .message(let message): id = message.sessionID
+        case .frame(let frame): id = frame.sessionID
+        case .forwarded(let session, _, _, _), .ack(let session, _, _, _): id = session
+        case .sessionClosed(let summary): id = summary.info.id
+        default: return
+        }
+        guard let recording = history.liveRecording(id) else { return }
+        Self.handle(event, recording: recording, history: history)
+    }
+
+    /// The session's recording, started now; its handler holds it, so no message looks it up.
+    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver {
+        guard let recording = record(info) else { return Unrecorded() }
+        return Handler(recording: recording, history: history)
+    }
+
+    private func record(_ info: SessionInfo) -> SessionRecording? {
+        let description = SessionDescription(
+            id: info.id, clientAddress: info.clientAddress + (info.clientPort.map { ":\($0)" } ?? ""), user: info.user,
+            database: info.database, upstream: info.upstream, subprotocol: info.subprotocol,
+            startedWallClock: Date().timeIntervalSince1970, correlationID: info.correlationID)
+        return history.open(description, analyzer: info.analyzer, at: Self.now())
+    }
+
+    /// A session past ``WebViewLimits/maxLiveSessions``: not recorded (the history counts it).
+    private final class Unrecorded: SessionObserver {
+        func observe(_ event: RelayEvent) {}
+    }
+
+    /// One session's recording, appended to on the session's event loop.
+    private final class Handler: SessionObserver {
+        let recording: SessionRecording
+        let history: SessionHistory
+
+        init(recording: SessionRecording, history: SessionHistory) {
+            self.recording = recording
+            self.history = history
+        }
+
+        func observe(_ event: RelayEvent) { HistoryObserver.handle(event, recording: recording, history: history) }
+    }
+
+    private static func handle(_ event: RelayEvent, recording: SessionRecording, history: SessionHistory) {
         switch event {
         case .message(let message):
             let analysis = message.analysis
             let profile = message.message.type == .request
                 ? (analysis?.profile ?? message.message.profile) : (analysis?.profile ?? message.requestProfile)
-            history.append(sessionID: message.sessionID, message.message, direction: message.direction,
-                           time: analysis?.time ?? message.time?.analyzerSeconds ?? Self.now(), profile: profile, analysis: analysis,
-                           roundTrip: message.roundTrip.map { Double($0.nanoseconds) / 1e9 }, byRelay: message.byRelay)
+            recording.append(message.message, direction: message.direction,
+                             time: analysis?.time ?? message.time?.analyzerSeconds ?? now(), profile: profile, analysis: analysis,
+                             roundTrip: message.roundTrip.map { Double($0.nanoseconds) / 1e9 }, byRelay: message.byRelay)
         case .frame(let frame):
             // Only the frames of messages that take more than one: a message whole in one frame
             // (the common case) costs nothing here, its record describes its frame.
             guard frame.flags.hasMoreComing else { return }
-            history.frame(sessionID: frame.sessionID, direction: frame.direction, number: frame.number, flags: frame.flags,
-                          wireBytes: frame.wireBytes, time: frame.time?.analyzerSeconds ?? Self.now())
-        case .forwarded(let sessionID, let direction, _, let bytes):
-            history.forwarded(sessionID: sessionID, direction: direction, bytes: bytes)
-        case .ack(let sessionID, let direction, let ack, let time):
-            history.ack(sessionID: sessionID, ack, from: direction, time: time?.analyzerSeconds ?? Self.now())
-        case .sessionOpened(let info):
-            let description = SessionDescription(
-                id: info.id, clientAddress: info.clientAddress + (info.clientPort.map { ":\($0)" } ?? ""), user: info.user,
-                database: info.database, upstream: info.upstream, subprotocol: info.subprotocol,
-                startedWallClock: Date().timeIntervalSince1970, correlationID: info.correlationID)
-            history.open(description, analyzer: info.analyzer, at: Self.now())
+            recording.frame(frame.direction, number: frame.number, flags: frame.flags, wireBytes: frame.wireBytes,
+                            time: frame.time?.analyzerSeconds ?? now())
+        case .forwarded(_, let direction, _, let bytes):
+            recording.forwarded(direction, bytes: bytes)
+        case .ack(_, let direction, let ack, let time):
+            recording.ack(ack, from: direction, time: time?.analyzerSeconds ?? now())
         case .sessionClosed(let summary):
-            history.close(sessionID: summary.info.id, reason: Self.closeReason(summary), at: Self.now())
+            history.close(sessionID: summary.info.id, reason: closeReason(summary), at: now())
         default:
             break
         }

@@ -70,8 +70,9 @@ public final class PcapObserver: RelayRecorder, @unchecked Sendable {
         thread.start()
     }
 
-    public func sessionWillOpen(_ info: SessionInfo, readGate: SessionReadGate) {
+    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver {
         enqueue(.open(info, .now()), bytes: 0)
+        return RelayWideHandler(self)
     }
 
     public func observe(_ event: RelayEvent) {

@@ -52,16 +52,33 @@ public protocol RelayObserver: Sendable {
     /// body this observer reads (a preview; by default none). The session keeps that much of every
     /// body it does not keep whole.
     var messageBodyPrefix: Int { get }
+    /// This session's handler, asked once on the session's event loop as it opens; the handler
+    /// then gets the session's every event, ``RelayEvent/sessionOpened(_:)`` first. `readGate`
+    /// pauses the session's reads (for a recorder whose storage falls behind). By default every
+    /// event goes to ``observe(_:)``.
+    func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver
 }
 
 extension RelayObserver {
     public func observe(message event: borrowing MessageEvent) { observe(.message(copy event)) }
     public var messageBodyPrefix: Int { 0 }
+    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver { RelayWideHandler(self) }
 }
 
-/// The observers of a relay, with their interests folded together once.
-struct ObserverSet: Sendable {
+/// The observers of a relay, with their interests folded together once, and the handlers events
+/// go to: relay-wide ones (each observer itself) until ``opened(_:readGate:)`` makes a session's
+/// own set, whose handlers its observers made for that session.
+///
+/// `@unchecked Sendable`: the relay-wide handlers are immutable; a session's own set is kept by
+/// that session, on its event loop.
+struct ObserverSet: @unchecked Sendable {
+    struct Handler {
+        let interests: RelayEventInterests
+        let observer: any SessionObserver
+    }
+
     let observers: [any RelayObserver]
+    private(set) var handlers: [Handler]
     let interests: RelayEventInterests
     /// The observers that hold per-session resources (capture, pcap).
     let recorders: [any RelayRecorder]
@@ -72,6 +89,7 @@ struct ObserverSet: Sendable {
 
     init(_ observers: [any RelayObserver]) {
         self.observers = observers
+        self.handlers = observers.map { Handler(interests: $0.interests, observer: RelayWideHandler($0)) }
         self.recorders = observers.compactMap { $0 as? any RelayRecorder }
         self.interests = observers.reduce(into: []) { $0.formUnion($1.interests) }
         self.bodyPrefix = observers.filter { $0.interests.contains(.messages) }.map(\.messageBodyPrefix).max() ?? 0
@@ -79,16 +97,22 @@ struct ObserverSet: Sendable {
 
     @inline(__always) func wants(_ kind: RelayEventInterests) -> Bool { interests.contains(kind) }
 
-    func emit(_ event: RelayEvent, kind: RelayEventInterests) {
-        // By index: each observer is called in place, not copied out of the array (a retain
-        // and release of its box for an observer that does not fit an existential's buffer).
-        for index in observers.indices where observers[index].interests.contains(kind) { observers[index].observe(event) }
+    /// The set of a session that is opening: each observer's handler for it, asked once.
+    func opened(_ info: SessionInfo, readGate: SessionReadGate?) -> ObserverSet {
+        var set = self
+        set.handlers = observers.map { Handler(interests: $0.interests, observer: $0.open(info, readGate: readGate)) }
+        return set
     }
 
-    /// A complete message, lent to each observer that wants ``RelayEventInterests/messages``.
+    func emit(_ event: RelayEvent, kind: RelayEventInterests) {
+        // By index: each handler is called in place, not copied out of the array.
+        for index in handlers.indices where handlers[index].interests.contains(kind) { handlers[index].observer.observe(event) }
+    }
+
+    /// A complete message, lent to each handler whose observer wants ``RelayEventInterests/messages``.
     func emit(message event: borrowing MessageEvent) {
-        for index in observers.indices where observers[index].interests.contains(.messages) {
-            observers[index].observe(message: event)
+        for index in handlers.indices where handlers[index].interests.contains(.messages) {
+            handlers[index].observer.observe(message: event)
         }
     }
 
@@ -96,8 +120,9 @@ struct ObserverSet: Sendable {
     /// other ``RelayEventInterests/frames`` observers (as `.ack` for an ACK; nothing when it was not
     /// decoded).
     func emitFrame(_ frame: FrameEvent, ack: AckInfo?, decoded: Bool) {
-        for observer in observers {
-            let interests = observer.interests
+        for handler in handlers {
+            let interests = handler.interests
+            let observer = handler.observer
             if interests.contains(.frameBytes) {
                 observer.observe(.frame(frame))
                 if let ack, interests.contains(.frames) {

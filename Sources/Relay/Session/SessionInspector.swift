@@ -15,7 +15,8 @@ import Replication
 final class SessionInspector {
     private var decoder: ConnectionDecoder?
     private let limits: RelayLimits
-    private let observers: ObserverSet
+    /// The session's observers (their handlers for it once it opens).
+    var observers: ObserverSet
     private let sessionID: UInt64
     /// Requests awaiting a reply, by the direction the request went: profile and start time.
     private var pending = [MessageNumberTable<PendingRequest>(), MessageNumberTable<PendingRequest>()]

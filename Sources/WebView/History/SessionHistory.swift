@@ -119,6 +119,9 @@ public final class SessionHistory: Sendable {
 
     private func live(_ id: UInt64) -> SessionRecording? { state.withLockedValue { $0.live[id] } }
 
+    /// The recording of live session `id`, if it is recorded.
+    public func liveRecording(_ id: UInt64) -> SessionRecording? { live(id) }
+
     /// A live or kept closed session.
     public func recording(_ id: UInt64) -> SessionRecording? {
         state.withLockedValue { state in state.live[id] ?? state.closed.last { $0.description.id == id } }

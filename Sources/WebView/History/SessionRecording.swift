@@ -107,7 +107,7 @@ public final class SessionRecording: Sendable {
     // MARK: writing (the session)
 
     /// Records a complete message. `profile`: the request's profile for a reply.
-    func append(_ message: BLIPMessage, direction: BLIPDirection, time: Double, profile: String?,
+    public func append(_ message: BLIPMessage, direction: BLIPDirection, time: Double, profile: String?,
                 analysis: AnalyzedMessage?, roundTrip: Double?, byRelay: Bool) {
         let capacity = limits.maxMessagesPerSession
         guard capacity > 0 else { return }
@@ -200,13 +200,13 @@ public final class SessionRecording: Sendable {
     }
 
     /// Frames' bytes forwarded undecoded (``SessionHistory/forwarded(sessionID:direction:bytes:)``).
-    func forwarded(_ direction: BLIPDirection, bytes: Int) {
+    public func forwarded(_ direction: BLIPDirection, bytes: Int) {
         state.withLockedValue { $0.bytes[direction.rawValue] += bytes }
     }
 
     /// A frame with MoreComing set, travelling `direction` (the message's last frame is not
     /// reported: its record describes it). Compact numbers only; `time` on the session's clock.
-    func frame(_ direction: BLIPDirection, number: MessageNumber, flags: FrameFlags, wireBytes: Int, time: Double) {
+    public func frame(_ direction: BLIPDirection, number: MessageNumber, flags: FrameFlags, wireBytes: Int, time: Double) {
         guard let type = flags.type, !type.isAck else { return }
         let key = AckKey(direction: direction.rawValue, isRequest: type == .request, number: number)
         let frame = MessageCarriage.Frame(time: time, wireBytes: Int32(clamping: wireBytes), flags: flags.rawValue)
@@ -222,7 +222,7 @@ public final class SessionRecording: Sendable {
     /// arrives, or to its record when it already arrived (an ACK for the last frames comes after
     /// them) and is among the newest ``WebViewLimits/maxMessagesInProgress`` records. One table
     /// lookup either way, whatever number the ACK names.
-    func ack(_ ack: AckInfo, from direction: BLIPDirection, time: Double = .nan) {
+    public func ack(_ ack: AckInfo, from direction: BLIPDirection, time: Double = .nan) {
         let messageDirection = direction.reversed
         let key = AckKey(direction: messageDirection.rawValue, isRequest: ack.type == .ackRequest, number: ack.number)
         let mark = MessageCarriage.Ack(time: time, bytes: ack.bytes, from: direction)

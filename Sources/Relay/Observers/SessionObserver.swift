@@ -1,0 +1,26 @@
+/// One session's handler of a ``RelayObserver``: made once, as the session opens
+/// (``RelayObserver/open(_:readGate:)``), and fed that session's events on its event loop. It
+/// holds what its observer keeps of the session (a metrics track, a web view recording, a
+/// capture file) by reference, so no event looks the session up in a relay-wide table or takes
+/// the observer's lock: relay-wide state is touched when the session opens and when it closes.
+/// Confined to the session's event loop.
+public protocol SessionObserver: AnyObject {
+    func observe(_ event: RelayEvent)
+    /// A complete message, lent for the call (see ``RelayObserver/observe(message:)``).
+    func observe(message event: borrowing MessageEvent)
+}
+
+extension SessionObserver {
+    public func observe(message event: borrowing MessageEvent) { observe(.message(copy event)) }
+}
+
+/// The handler of an observer that keeps nothing per session (the log, a test's recorder): each
+/// event goes to the observer itself. Immutable, so one may serve the relay-wide events too.
+final class RelayWideHandler: SessionObserver, Sendable {
+    let observer: any RelayObserver
+
+    init(_ observer: any RelayObserver) { self.observer = observer }
+
+    func observe(_ event: RelayEvent) { observer.observe(event) }
+    func observe(message event: borrowing MessageEvent) { observer.observe(message: event) }
+}
