@@ -33,6 +33,9 @@ struct LiteCore4MediatedTests {
         let harness = try await harness(count, policy: yaml)
         let local = try cblite.vectorDatabase("local")
         let result = try cblite.run(["pull", "-x", local, harness.url()])
+        // cblite may exit before the relay has closed both legs: the summaries are read after it has.
+        let closed = await harness.events.wait(atMost: 60) { !$0.summaries.isEmpty }
+        #expect(closed, "the relay closed the session")
         return (result, try cblite.documentIDs(local), harness, cblite)
     }
 

@@ -36,7 +36,9 @@ extension SessionCore {
         let output: MediatorOutput
         do {
             output = try mediator.receive(bytes, travelling: direction)
+            takePolicyDecisions()
         } catch {
+            takePolicyDecisions()
             statistics.decodeErrors[direction.rawValue] += 1
             fail(RelayError(.decodeFailed(error, direction)), into: &actions)
             return
@@ -90,6 +92,7 @@ extension SessionCore {
         guard let mediator, !isFinished else { return }
         do {
             let output = try mediator.timerFired(token)
+            takePolicyDecisions()
             recordBuilt(carryOut(output, original: nil, originalBytes: nil, from: nil, into: &actions))
             for side in SessionSide.allCases where attached[side.rawValue] { actions.append(.flush(side)) }
             // Back under the delay budget: a side held for it reads again.
@@ -98,6 +101,15 @@ extension SessionCore {
         } catch {
             fail(RelayError(.decodeFailed(error, .clientToServer)), into: &actions)
         }
+    }
+
+    /// What the policy decided during the last call into the mediator that the mediator does not
+    /// carry: its verdicts go to the observers, a `close` is carried out once the output is written.
+    func takePolicyDecisions() {
+        guard let policyMediation else { return }
+        let (verdicts, close) = policyMediation.takeDecided()
+        if observers.wants(.messages) { for verdict in verdicts { observers.emit(.verdict(verdict), kind: .messages) } }
+        if let close, requestedClose == nil { requestedClose = RelayError(.policyClose(code: close.code, reason: close.reason)) }
     }
 
     /// A policy `close` asked for while a message was mediated: after that message is written.

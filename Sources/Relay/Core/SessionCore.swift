@@ -112,15 +112,6 @@ final class SessionCore {
                                      decodes: mediator == nil && configuration.decodes)
         statistics.sessionID = info.id
         statistics.decoding = readsMessages
-        if let policyMediation {
-            policyMediation.report = { [unowned self] verdict in
-                guard self.observers.wants(.messages) else { return }
-                self.observers.emit(.verdict(verdict), kind: .messages)
-            }
-            policyMediation.closeSession = { [unowned self] code, reason in
-                requestedClose = RelayError(.policyClose(code: code, reason: reason))
-            }
-        }
     }
 
     var isFinished: Bool { closing.isFinished }

@@ -32,10 +32,13 @@ final class PolicyMediation: MediationPolicy {
     var session: SessionFacts
     /// The engine whose per-session counters to release when the session ends.
     var engine: PolicyEngine { store.engine }
-    /// Reports a verdict the mediator does not see (dry runs, closes, reply latency, ACK holds).
-    var report: (VerdictEvent) -> Void = { _ in }
-    /// Ends the session with a WebSocket close code (1006: drop without CLOSE).
-    var closeSession: (UInt16, String) -> Void = { _, _ in }
+    /// Verdicts the mediator does not see (dry runs, closes, reply latency, ACK holds), in the
+    /// order they were decided, and the close a `close` verdict asks for (1006: drop without
+    /// CLOSE). The session takes them after each call into its mediator (``takeDecided()``): no
+    /// callback re-enters the session in the middle of one. Bounded by one message's verdicts (a
+    /// verdict per rule of the policy) between two takes.
+    private var decided: [VerdictEvent] = []
+    private var requestedClose: (code: UInt16, reason: String)?
     /// Requests whose reply is to be held: key = request direction and number.
     private var replyDelays: [ReplyKey: TimeAmount] = [:]
     /// ACKs travelling in a direction are held until this time (per `BLIPDirection.rawValue`).
@@ -140,6 +143,15 @@ final class PolicyMediation: MediationPolicy {
 
     // MARK: verdicts
 
+    /// The verdicts decided since the last take, and the close asked for, if any.
+    func takeDecided() -> (verdicts: [VerdictEvent], close: (code: UInt16, reason: String)?) {
+        defer {
+            decided.removeAll(keepingCapacity: true)
+            requestedClose = nil
+        }
+        return (decided, requestedClose)
+    }
+
     /// Carries out the enforced verdicts (in rule order, up to the first that stops the message)
     /// and reports the dry-run ones.
     private func apply(_ verdicts: PolicyVerdicts, head: MediatedHead, key: ReplyKey) -> HeadDecision {
@@ -147,7 +159,7 @@ final class PolicyMediation: MediationPolicy {
         var delay: TimeAmount?
         for verdict in verdicts.verdicts {
             if verdict.dryRun {
-                report(event(head, verdict, action: "dry-run \(verdict.action)", dryRun: true))
+                decided.append(event(head, verdict, action: "dry-run \(verdict.action)", dryRun: true))
                 continue
             }
             switch verdict.action {
@@ -167,17 +179,17 @@ final class PolicyMediation: MediationPolicy {
             case .replyLatency(let nanoseconds):
                 replyDelays[ReplyKey(direction: head.direction, number: head.number, isRequest: true)] =
                     .nanoseconds(Int64(nanoseconds))
-                report(event(head, verdict, action: "\(verdict.action)"))
+                decided.append(event(head, verdict, action: "\(verdict.action)"))
             case .withholdAcks(let nanoseconds):
                 ackHoldUntil[head.direction.reversed.rawValue] = now + .nanoseconds(Int64(nanoseconds))
-                report(event(head, verdict, action: "\(verdict.action)"))
+                decided.append(event(head, verdict, action: "\(verdict.action)"))
             case .bandwidth(let rate):
                 if case .pass = decision.action {
                     decision = .pace(bytesPerSecond: rate, rule: verdict.rule, kind: .fault)
                 }
             case .close(let code, let reason, let afterForwarding):
-                report(event(head, verdict, action: "\(verdict.action)"))
-                closeSession(code, reason)
+                decided.append(event(head, verdict, action: "\(verdict.action)"))
+                if requestedClose == nil { requestedClose = (code, reason) }
                 if !afterForwarding { return .drop(rule: verdict.rule) }
             }
         }

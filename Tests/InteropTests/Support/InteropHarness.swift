@@ -134,6 +134,18 @@ final class EventCounter: RelayObserver, Sendable {
     var verdicts: [VerdictEvent] { state.withLockedValue { $0.verdicts } }
     var attachmentReplies: [(held: Int, length: Int)] { state.withLockedValue { $0.attachmentReplies } }
 
+    /// True once `condition` holds, false when `seconds` passed first (the bound of a wait, not a
+    /// synchronization: the condition is an event's).
+    func wait(atMost seconds: Double, until condition: @escaping @Sendable (State) -> Bool) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.wait(until: condition); return !Task.isCancelled }
+            group.addTask { try? await Task.sleep(for: .seconds(seconds)); return false }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
     /// Returns once `condition` holds (re-checked on every event), or the task is cancelled.
     func wait(until condition: @escaping @Sendable (State) -> Bool) async {
         let key = UUID()
