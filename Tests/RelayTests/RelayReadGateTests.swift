@@ -14,9 +14,9 @@ import Testing
         let interests: RelayEventInterests = [.sessions]
         let gates = NIOLockedValueBox<[SessionReadGate]>([])
         func prepare() throws {}
-        func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver {
+        func open(_ info: SessionInfo, readGate: SessionReadGate?) -> (any SessionObserver)? {
             if let readGate { gates.withLockedValue { $0.append(readGate) } }
-            return RelayWideHandler(self)
+            return nil
         }
         func observe(_ event: RelayEvent) {}
         func finish() async {}

@@ -41,7 +41,7 @@ import Testing
             }
         }
 
-        func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver {
+        func open(_ info: SessionInfo, readGate: SessionReadGate?) -> (any SessionObserver)? {
             let handler = Handler(session: info.id, loop: MultiThreadedEventLoopGroup.currentEventLoop!)
             lock.withLock {
                 opened.append(info.id)

@@ -52,7 +52,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
     public func observe(message event: borrowing MessageEvent) { observeMessage(copy event, track: track(event.sessionID)) }
 
     /// The session's track, made now; its handler holds it, so no message looks it up.
-    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver {
+    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> (any SessionObserver)? {
         Handler(observer: self, track: opened(info))
     }
 

@@ -102,7 +102,7 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
 
     /// Starts the session's file and returns its handler, which holds the session's capture:
     /// no record looks the session up.
-    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver {
+    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> (any SessionObserver)? {
         let rotation = CaptureRotation(directory: options.directory, session: "\(options.run)-\(info.id)",
                                        maxFileBytes: options.maxFileBytes)
         let writer: CaptureWriter

@@ -39,7 +39,7 @@ public final class HistoryObserver: RelayObserver, Sendable {
     }
 
     /// The session's recording, started now; its handler holds it, so no message looks it up.
-    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver {
+    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> (any SessionObserver)? {
         guard let recording = record(info) else { return Unrecorded() }
         return Handler(recording: recording, history: history)
     }

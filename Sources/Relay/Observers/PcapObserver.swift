@@ -70,9 +70,10 @@ public final class PcapObserver: RelayRecorder, @unchecked Sendable {
         thread.start()
     }
 
-    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver {
+    /// The file holds every session's frames in one queue: no handler of its own per session.
+    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> (any SessionObserver)? {
         enqueue(.open(info, .now()), bytes: 0)
-        return RelayWideHandler(self)
+        return nil
     }
 
     public func observe(_ event: RelayEvent) {

@@ -54,27 +54,37 @@ public protocol RelayObserver: Sendable {
     var messageBodyPrefix: Int { get }
     /// This session's handler, asked once on the session's event loop as it opens; the handler
     /// then gets the session's every event, ``RelayEvent/sessionOpened(_:)`` first. `readGate`
-    /// pauses the session's reads (for a recorder whose storage falls behind). By default every
-    /// event goes to ``observe(_:)``.
-    func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver
+    /// pauses the session's reads (for a recorder whose storage falls behind). Nil (the default,
+    /// for an observer that keeps nothing per session): the session's events go to ``observe(_:)``.
+    func open(_ info: SessionInfo, readGate: SessionReadGate?) -> (any SessionObserver)?
 }
 
 extension RelayObserver {
     public func observe(message event: borrowing MessageEvent) { observe(.message(copy event)) }
     public var messageBodyPrefix: Int { 0 }
-    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> any SessionObserver { RelayWideHandler(self) }
+    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> (any SessionObserver)? { nil }
 }
 
-/// The observers of a relay, with their interests folded together once, and the handlers events
-/// go to: relay-wide ones (each observer itself) until ``opened(_:readGate:)`` makes a session's
-/// own set, whose handlers its observers made for that session.
+/// The observers of a relay, with their interests folded together once, and where events go:
+/// each observer itself until ``opened(_:readGate:)`` makes a session's own set, in which an
+/// observer that made a handler for that session is replaced by it.
 ///
-/// `@unchecked Sendable`: the relay-wide handlers are immutable; a session's own set is kept by
+/// `@unchecked Sendable`: the relay-wide set holds no handler; a session's own set is kept by
 /// that session, on its event loop.
 struct ObserverSet: @unchecked Sendable {
     struct Handler {
         let interests: RelayEventInterests
-        let observer: any SessionObserver
+        let observer: any RelayObserver
+        /// The observer's handler for this session, when it made one.
+        let session: (any SessionObserver)?
+
+        @inline(__always) func observe(_ event: RelayEvent) {
+            if let session { session.observe(event) } else { observer.observe(event) }
+        }
+
+        @inline(__always) func observe(message event: borrowing MessageEvent) {
+            if let session { session.observe(message: event) } else { observer.observe(message: event) }
+        }
     }
 
     let observers: [any RelayObserver]
@@ -89,7 +99,7 @@ struct ObserverSet: @unchecked Sendable {
 
     init(_ observers: [any RelayObserver]) {
         self.observers = observers
-        self.handlers = observers.map { Handler(interests: $0.interests, observer: RelayWideHandler($0)) }
+        self.handlers = observers.map { Handler(interests: $0.interests, observer: $0, session: nil) }
         self.recorders = observers.compactMap { $0 as? any RelayRecorder }
         self.interests = observers.reduce(into: []) { $0.formUnion($1.interests) }
         self.bodyPrefix = observers.filter { $0.interests.contains(.messages) }.map(\.messageBodyPrefix).max() ?? 0
@@ -100,19 +110,19 @@ struct ObserverSet: @unchecked Sendable {
     /// The set of a session that is opening: each observer's handler for it, asked once.
     func opened(_ info: SessionInfo, readGate: SessionReadGate?) -> ObserverSet {
         var set = self
-        set.handlers = observers.map { Handler(interests: $0.interests, observer: $0.open(info, readGate: readGate)) }
+        set.handlers = observers.map { Handler(interests: $0.interests, observer: $0, session: $0.open(info, readGate: readGate)) }
         return set
     }
 
     func emit(_ event: RelayEvent, kind: RelayEventInterests) {
         // By index: each handler is called in place, not copied out of the array.
-        for index in handlers.indices where handlers[index].interests.contains(kind) { handlers[index].observer.observe(event) }
+        for index in handlers.indices where handlers[index].interests.contains(kind) { handlers[index].observe(event) }
     }
 
     /// A complete message, lent to each handler whose observer wants ``RelayEventInterests/messages``.
     func emit(message event: borrowing MessageEvent) {
         for index in handlers.indices where handlers[index].interests.contains(.messages) {
-            handlers[index].observer.observe(message: event)
+            handlers[index].observe(message: event)
         }
     }
 
@@ -122,19 +132,18 @@ struct ObserverSet: @unchecked Sendable {
     func emitFrame(_ frame: FrameEvent, ack: AckInfo?, decoded: Bool) {
         for handler in handlers {
             let interests = handler.interests
-            let observer = handler.observer
             if interests.contains(.frameBytes) {
-                observer.observe(.frame(frame))
+                handler.observe(.frame(frame))
                 if let ack, interests.contains(.frames) {
-                    observer.observe(.ack(sessionID: frame.sessionID, direction: frame.direction, ack: ack, time: frame.time))
+                    handler.observe(.ack(sessionID: frame.sessionID, direction: frame.direction, ack: ack, time: frame.time))
                 }
             } else if interests.contains(.frames), decoded {
                 if let ack {
-                    observer.observe(.ack(sessionID: frame.sessionID, direction: frame.direction, ack: ack, time: frame.time))
+                    handler.observe(.ack(sessionID: frame.sessionID, direction: frame.direction, ack: ack, time: frame.time))
                 } else {
                     var plain = frame
                     plain.bytes = nil
-                    observer.observe(.frame(plain))
+                    handler.observe(.frame(plain))
                 }
             }
         }

@@ -13,14 +13,3 @@ public protocol SessionObserver: AnyObject {
 extension SessionObserver {
     public func observe(message event: borrowing MessageEvent) { observe(.message(copy event)) }
 }
-
-/// The handler of an observer that keeps nothing per session (the log, a test's recorder): each
-/// event goes to the observer itself. Immutable, so one may serve the relay-wide events too.
-final class RelayWideHandler: SessionObserver, Sendable {
-    let observer: any RelayObserver
-
-    init(_ observer: any RelayObserver) { self.observer = observer }
-
-    func observe(_ event: RelayEvent) { observer.observe(event) }
-    func observe(message event: borrowing MessageEvent) { observer.observe(message: event) }
-}
