@@ -88,6 +88,12 @@ let package = Package(
             ]
         ),
         .target(
+            // One session's bridge from the policy file's message rules to the mediator: the
+            // value a mediating session's SessionMediator asks, below the relay.
+            name: "MediationRules",
+            dependencies: ["BLIPCore", "Mediation", "Policy", "Replication", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .target(
             name: "Capture",
             dependencies: [
                 "BLIPCore", "CPcap", "WebSocketWire",
@@ -121,7 +127,7 @@ let package = Package(
         .target(
             name: "Relay",
             dependencies: [
-                "BLIPCore", "BLIPNIO", "Replication", "Capture", "Mediation", "Policy", "WebSocketWire", "WebView", "MetricCatalog",
+                "BLIPCore", "BLIPNIO", "Replication", "Capture", "Mediation", "MediationRules", "Policy", "WebSocketWire", "WebView", "MetricCatalog",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -226,6 +232,11 @@ let package = Package(
                            .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
+            name: "MediationRulesTests",
+            dependencies: ["MediationRules", "Mediation", "Policy", "BLIPCore", "ReplicationNames",
+                           .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .testTarget(
             name: "ReplicationTests",
             dependencies: ["Replication", "BLIPCore", "BLIPTestSupport"],
             resources: [.copy("Fixtures")]
@@ -233,7 +244,7 @@ let package = Package(
         .testTarget(
             name: "RelayTests",
             dependencies: [
-                "Relay", "MetricCatalog", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "Policy", "WebSocketWire", "Mediation",
+                "Relay", "MetricCatalog", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "Policy", "WebSocketWire", "Mediation", "MediationRules",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

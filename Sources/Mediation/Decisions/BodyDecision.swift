@@ -23,6 +23,8 @@ public struct BodyDecision: Sendable {
     /// Who decided and as what, for logs and metrics.
     public var ruling: Ruling
     public var rule: String? { ruling.rule }
+    /// What the policy decided beside this message's fate (reported, or a close to carry out).
+    public var asides = VerdictAsides()
 
     public init(_ action: Action, rule: String? = nil, kind: VerdictKind? = nil, rateLimited: Bool = false) {
         self.action = action

@@ -31,6 +31,8 @@ public struct HeadDecision: Sendable {
     public var ruling: Ruling
     /// The rule that decided.
     public var rule: String? { ruling.rule }
+    /// What the policy decided beside this message's fate (reported, or a close to carry out).
+    public var asides = VerdictAsides()
 
     public init(_ action: Action, rule: String? = nil, kind: VerdictKind? = nil, rateLimited: Bool = false) {
         self.action = action

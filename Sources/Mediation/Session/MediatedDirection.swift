@@ -94,14 +94,17 @@ final class MediatedDirection {
     /// Frames a whole message the relay sends (a reply in a peer's place, a replacement, a
     /// message its body rule let through), in frames of at most ``MediationLimits/maxFrameSize``.
     /// The body is framed in slices, not copied: only the frame the properties end in is built.
+    /// Returns how many frames it took.
+    @discardableResult
     func encodeMessage(number: MessageNumber, type: MessageType, flags: FrameFlags, properties: Properties,
-                       body: ByteBuffer, into output: inout MediatorOutput) throws(BLIPError) {
+                       body: ByteBuffer, into output: inout MediatorOutput) throws(BLIPError) -> Int {
         var head = allocator.buffer(capacity: properties.encodedSize + 5)
         properties.encode(into: &head)
         var body = body
         var flags = flags
         flags.rawValue = (flags.rawValue & ~FrameFlags.typeMask) | type.rawValue
         let room = limits.maxFrameSize - Varint.encodedLength(number) - 1 - 4 - (flags.isCompressed ? 64 : 0)
+        var frames = 0
         repeat {
             let fromHead = min(room, head.readableBytes)
             let fromBody = min(room - fromHead, body.readableBytes)
@@ -114,6 +117,8 @@ final class MediatedDirection {
             }
             flags.hasMoreComing = head.readableBytes + body.readableBytes > 0
             try encodeFrame(number: number, flags: flags, chunk: chunk, wirePayload: nil, into: &output)
+            frames += 1
         } while head.readableBytes + body.readableBytes > 0
+        return frames
     }
 }

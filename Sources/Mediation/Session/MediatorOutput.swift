@@ -38,6 +38,34 @@ public struct MediationReport: Sendable, Equatable {
     /// For a hold: how long, and whether a rate limit caused it.
     public var delay: TimeAmount? = nil
     public var rateLimited = false
+    /// Reported, not done (a policy's dry run).
+    public var dryRun = false
+
+    public init(direction: BLIPDirection, number: MessageNumber, type: MessageType, profile: String?, rule: String?,
+                action: String, kind: VerdictKind, delay: TimeAmount? = nil, rateLimited: Bool = false,
+                dryRun: Bool = false) {
+        self.direction = direction
+        self.number = number
+        self.type = type
+        self.profile = profile
+        self.rule = rule
+        self.action = action
+        self.kind = kind
+        self.delay = delay
+        self.rateLimited = rateLimited
+        self.dryRun = dryRun
+    }
+}
+
+/// A reply the relay sent on its own (a policy's ERR, or its answer in the peer's place), as
+/// the message it encoded: observers read it as what its receiver got, with nothing parsed back
+/// from the frames.
+public struct RelayAnswer: Sendable {
+    /// The way it travels.
+    public var direction: BLIPDirection
+    /// Numbered as the receiver knows the request it answers; ``BLIPMessage/frameCount`` and
+    /// ``BLIPMessage/wirePayloadBytes`` are those of the frames sent.
+    public var message: BLIPMessage
 }
 
 /// A message in progress, as its decoder knows it (``MediatorOutput/unreadBody``).
@@ -69,6 +97,10 @@ public struct MediatorOutput: Sendable {
     /// requester got, so it pairs with the request as the requester sent it.
     public var decoded: DecodedFrame?
     public var reports: [MediationReport] = []
+    /// The replies the relay sent on its own in this output, in order.
+    public var answers: [RelayAnswer] = []
+    /// A policy asked to end the session once this output is written (the first such request).
+    public var closeRequest: SessionCloseRequest?
     /// Set on the frame that completed a request the relay kept from its receiver (denied or
     /// dropped, NoReply or not): observers read that request as withheld, not delivered.
     public var completedWithheld = false
@@ -95,6 +127,14 @@ public struct MediatorOutput: Sendable {
         if firstSend == nil { firstSend = send } else { laterSends.append(send) }
     }
 
+    /// Takes what a policy decided beside a message: its reports after those already here, its
+    /// close unless one is asked for already.
+    public mutating func take(_ asides: VerdictAsides) {
+        guard !asides.isEmpty else { return }
+        reports += asides.reports
+        if closeRequest == nil { closeRequest = asides.close }
+    }
+
     /// Visits the sends in order without building an array.
     public func forEachSend(_ body: (MediatedSend) throws -> Void) rethrows {
         guard let firstSend else { return }
@@ -104,7 +144,7 @@ public struct MediatorOutput: Sendable {
 
     /// True when the only thing to do is forward the received frame unchanged.
     public var isPassThrough: Bool {
-        guard let firstSend, laterSends.isEmpty, timers.isEmpty, reports.isEmpty else { return false }
+        guard let firstSend, laterSends.isEmpty, timers.isEmpty, reports.isEmpty, closeRequest == nil else { return false }
         if case .original = firstSend.payload { return true } else { return false }
     }
 }

@@ -2,6 +2,21 @@ import BLIPCore
 import NIOCore
 
 extension SessionMediator {
+    /// Asks the policy about a message once its properties are known; what it decided beside the
+    /// message (reports, a close) goes into `output`.
+    func decide(head: MediatedHead, into output: inout MediatorOutput) -> HeadDecision {
+        let decision = policy.decide(head: head)
+        output.take(decision.asides)
+        return decision
+    }
+
+    /// Asks the policy about a complete message its head decision held for the body.
+    func decide(body: BLIPMessage, head: MediatedHead, into output: inout MediatorOutput) -> BodyDecision {
+        let decision = policy.decide(body: body, head: head)
+        output.take(decision.asides)
+        return decision
+    }
+
     /// Carries out a head verdict.
     func apply(_ decision: HeadDecision, to message: MediatedMessage, lane: MediatedDirection,
                other: MediatedDirection, into output: inout MediatorOutput) throws(BLIPError) {
@@ -161,7 +176,7 @@ extension SessionMediator {
             if let answer { try send(answer, for: message, lane: lane, other: other, into: &output) }
         case .awaitingBody:
             let head = message.head!
-            try apply(policy.decide(body: complete, head: head), to: message, complete: complete, lane: lane,
+            try apply(decide(body: complete, head: head, into: &output), to: message, complete: complete, lane: lane,
                       other: other, into: &output)
         case .rewriteReply(let rewrite):
             try rewriteReply(message, complete, rewrite: rewrite, lane: lane, into: &output)
@@ -214,8 +229,14 @@ extension SessionMediator {
             properties = props
             body = answerBody
         }
-        try target.encodeMessage(number: number, type: type, flags: FrameFlags(type: type, urgent: message.flags.isUrgent),
-                                 properties: properties, body: body, into: &output)
+        let flags = FrameFlags(type: type, urgent: message.flags.isUrgent)
+        let frames = try target.encodeMessage(number: number, type: type, flags: flags, properties: properties, body: body,
+                                              into: &output)
+        // Observers read the answer as it was sent, typed: nothing is parsed back from the frames.
+        var sent = BLIPMessage(type: type, number: number, flags: flags, properties: properties, body: body)
+        sent.frameCount = frames
+        sent.wirePayloadBytes = Varint.encodedLength(UInt64(properties.encodedSize)) + properties.encodedSize + body.readableBytes
+        output.answers.append(RelayAnswer(direction: target.direction, message: sent))
     }
 
     private func rewriteReply(_ message: MediatedMessage, _ complete: BLIPMessage, rewrite: ReplyRewrite,

@@ -33,7 +33,7 @@ extension SessionMediator {
         if type == .request {
             let head = MediatedHead(direction: lane.direction, number: decoded.number, type: type, flags: flags,
                                     properties: properties)
-            let decision = policy.decide(head: head)
+            let decision = decide(head: head, into: &output)
             guard case .pass = decision.action else { return .decided(head, decision) }
             let expectsReply = !flags.isNoReply
             let number = lane.numbers.assign(original: decoded.number, expectsReply: expectsReply,
@@ -45,7 +45,7 @@ extension SessionMediator {
             let original = entry?.original ?? decoded.number
             let head = MediatedHead(direction: lane.direction, number: original, type: type, flags: flags,
                                     properties: properties, requestProfile: entry?.profile)
-            let decision = policy.decide(head: head)
+            let decision = decide(head: head, into: &output)
             guard case .pass = decision.action else { return .decided(head, decision) }
             other.numbers.replied(forwarded: decoded.number)
             if original != decoded.number {

@@ -211,7 +211,7 @@ public final class SessionMediator {
                                     type: type, flags: message.flags, properties: properties, requestProfile: profile)
             message.head = head
             if case .undecided = message.disposition {
-                try apply(policy.decide(head: head), to: message, lane: lane, other: other, into: &output)
+                try apply(decide(head: head, into: &output), to: message, lane: lane, other: other, into: &output)
             }
         }
         let ack = decoded.ackToSend

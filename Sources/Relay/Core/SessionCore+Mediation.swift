@@ -8,8 +8,10 @@ import WebSocketWire
 /// before anything is forwarded; its output is written (unchanged frames as received, built
 /// frames as new binary messages masked toward the upstream), its timers become
 /// ``SessionAction/schedule(_:_:)``, its decode feeds the inspector (with the replies the relay
-/// sent on its own, ``RelayAnswers``) and its interventions become
-/// ``RelayEvent/verdict(_:)`` events. While the mediator holds more than
+/// sent on its own, ``MediatorOutput/answers``, typed as the mediator encoded them) and its
+/// interventions (``MediatorOutput/reports``, the policy's among them) become
+/// ``RelayEvent/verdict(_:)`` events: one route. A close the policy asks for
+/// (``MediatorOutput/closeRequest``) is carried out once the output is written. While the mediator holds more than
 /// ``MediationLimits/maxDelayedBytes`` for timers in a direction, that direction's sender is not
 /// read; the timer that brings it back under resumes the read.
 ///
@@ -36,9 +38,7 @@ extension SessionCore {
         let output: MediatorOutput
         do {
             output = try mediator.receive(bytes, travelling: direction)
-            takePolicyDecisions()
         } catch {
-            takePolicyDecisions()
             statistics.decodeErrors[direction.rawValue] += 1
             fail(RelayError(.decodeFailed(error, direction)), into: &actions)
             return
@@ -63,15 +63,18 @@ extension SessionCore {
             output.forEachSend { send in
                 if case .original = send.payload, send.direction == direction { passed = true }
             }
-            // The relay's own replies (a policy's ERR) are what the sender got instead of the
-            // receiver's; the request they answer never reached the receiver.
-            let answers = inspector.isAnalyzing ? RelayAnswers.read(output, received: direction) : []
+            // The relay's own replies going back (a policy's ERR) are what the sender got instead
+            // of the receiver's; the request they answer never reached the receiver.
+            var answers: [BLIPMessage] = []
+            if inspector.isAnalyzing {
+                for answer in output.answers where answer.direction == direction.reversed { answers.append(answer.message) }
+            }
             inspector.inspect(decoded: decoded, bytes: bytes, direction: direction, statistics: &statistics,
                               leg: passed ? .both : Self.leg(receivedTravelling: direction), withheld: output.completedWithheld,
                               relayAnswers: answers)
         }
         recordBuilt(built)
-        carryOutRequestedClose(into: &actions)
+        carryOutRequestedClose(output.closeRequest, into: &actions)
     }
 
     /// Moves this session's charge on the relay-wide budget to `held`; false when that takes the
@@ -92,31 +95,20 @@ extension SessionCore {
         guard let mediator, !isFinished else { return }
         do {
             let output = try mediator.timerFired(token)
-            takePolicyDecisions()
             recordBuilt(carryOut(output, original: nil, originalBytes: nil, from: nil, into: &actions))
             for side in SessionSide.allCases where attached[side.rawValue] { actions.append(.flush(side)) }
             // Back under the delay budget: a side held for it reads again.
             resumeReads(into: &actions)
-            carryOutRequestedClose(into: &actions)
+            carryOutRequestedClose(output.closeRequest, into: &actions)
         } catch {
             fail(RelayError(.decodeFailed(error, .clientToServer)), into: &actions)
         }
     }
 
-    /// What the policy decided during the last call into the mediator that the mediator does not
-    /// carry: its verdicts go to the observers, a `close` is carried out once the output is written.
-    func takePolicyDecisions() {
-        guard let policyMediation else { return }
-        let (verdicts, close) = policyMediation.takeDecided()
-        if observers.wants(.messages) { for verdict in verdicts { observers.emit(.verdict(verdict), kind: .messages) } }
-        if let close, requestedClose == nil { requestedClose = RelayError(.policyClose(code: close.code, reason: close.reason)) }
-    }
-
     /// A policy `close` asked for while a message was mediated: after that message is written.
-    func carryOutRequestedClose(into actions: inout [SessionAction]) {
-        guard let close = requestedClose else { return }
-        requestedClose = nil
-        fail(close, into: &actions)
+    func carryOutRequestedClose(_ close: SessionCloseRequest?, into actions: inout [SessionAction]) {
+        guard let close else { return }
+        fail(RelayError(.policyClose(code: close.code, reason: close.reason)), into: &actions)
     }
 
     /// Frames the relay built (re-encoded, its own ERRs and ACKs) for capture, each on the leg it
@@ -160,8 +152,8 @@ extension SessionCore {
             for report in output.reports {
                 observers.emit(.verdict(VerdictEvent(sessionID: info.id, direction: report.direction, number: report.number,
                                                      type: report.type, profile: report.profile, rule: report.rule,
-                                                     action: report.action, kind: report.kind, delay: report.delay,
-                                                     rateLimited: report.rateLimited)), kind: .messages)
+                                                     action: report.action, kind: report.kind, dryRun: report.dryRun,
+                                                     delay: report.delay, rateLimited: report.rateLimited)), kind: .messages)
             }
         }
         // Verdicts are reported before the answer they caused can reach its peer.

@@ -1,5 +1,6 @@
 import BLIPCore
 import Mediation
+import MediationRules
 import NIOCore
 import NIOHTTP1
 import Policy
@@ -56,9 +57,6 @@ final class SessionCore {
     var undecoded = [(frames: 0, bytes: 0), (frames: 0, bytes: 0)]
     /// Set while a ``SessionTimer/inspection`` is armed.
     var inspectionArmed = false
-    /// A policy `close` asked for while a message was being mediated: carried out right after
-    /// that message is written.
-    var requestedClose: RelayError?
     /// Set once a side's bytes were not acceptable framing: more bytes from it close it.
     var framingFailed = [false, false]
     private(set) var attached = [false, false]

@@ -1,6 +1,7 @@
 import BLIPCore
 import Foundation
 import MetricCatalog
+import Mediation
 import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
@@ -109,6 +110,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
             if let failure = refusal.upstreamFailure {
                 metrics.counter(MetricCatalog.upstreamConnectFailuresTotal, [("reason", failure.rawValue)]).increment()
             }
+            if let rule = refusal.policyRule { metrics.verdict(rule: rule, action: VerdictKind.deny.rawValue) }
         case .sessionClosed(let summary):
             closed(summary)
         case .verdict(let verdict):

@@ -129,6 +129,8 @@ public struct HandshakeRefusal: Sendable {
     public var reason: String
     /// Set when dialling the upstream failed or the upstream refused the upgrade.
     public var upstreamFailure: UpstreamFailure? = nil
+    /// Set when a connection rule of the policy refused the session: that rule's verdict.
+    public var policyRule: String? = nil
 }
 
 public struct FrameEvent: Sendable {

@@ -28,7 +28,8 @@ struct ClientPipeline {
                 guard observers.wants(.sessions) else { return }
                 observers.emit(.handshakeRefused(HandshakeRefusal(clientAddress: clientAddress, target: head.uri,
                                                                   status: refusal.status, reason: refusal.reason,
-                                                                  upstreamFailure: refusal.upstreamFailure)),
+                                                                  upstreamFailure: refusal.upstreamFailure,
+                                                                  policyRule: refusal.policyRule)),
                                kind: .sessions)
             },
             onMalformed: { reason in
@@ -166,7 +167,7 @@ struct ClientPipeline {
             server.logger.info("policy dry-run: \(clientAddress) \(refusal) (admitted)")
             return (nil, release)
         }
-        server.policyMetrics?.verdict(rule: refusal.rule, action: "deny")
+        // Counted as the policy's verdict from the refusal event, as every other verdict is.
         return (HandshakeHandler.refusal(for: refusal), nil)
     }
 

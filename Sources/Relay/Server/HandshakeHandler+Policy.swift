@@ -15,6 +15,7 @@ extension HandshakeHandler {
         if let retryAfter = policy.retryAfter, policy.status == 429 || policy.status == 503 {
             headers.add(name: "Retry-After", value: String(retryAfter))
         }
-        return Refusal(status: HTTPResponseStatus(statusCode: policy.status), headers: headers, body: body, reason: reason)
+        return Refusal(status: HTTPResponseStatus(statusCode: policy.status), headers: headers, body: body, reason: reason,
+                       policyRule: policy.rule)
     }
 }

@@ -17,6 +17,8 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
         var reason: String
         /// Set when the refusal is the upstream's doing (its own answer, or a failed dial).
         var upstreamFailure: UpstreamFailure? = nil
+        /// Set when a connection rule of the policy refused the session.
+        var policyRule: String? = nil
     }
 
     /// Set by the upgrade attempt when it decides not to upgrade.

@@ -22,8 +22,6 @@ public final class RelayServer: Sendable {
     let checkpoints = CheckpointRegistry()
     /// Partly received messages of all mediating sessions (``RelayLimits/maxRelayBytesInProgress``).
     let inProgress: InProgressBudget
-    /// Where policy verdicts at the handshake are counted (the metrics observer's, if any).
-    let policyMetrics: RelayMetrics?
     /// For policy lines that are no relay event (dry-run refusals).
     let logger: Logger
 
@@ -48,7 +46,6 @@ public final class RelayServer: Sendable {
                                       redactBodies: configuration.redactBodies, sink: lineSink)
         let recorders = Self.recorders(for: configuration, logger: logger)
         self.observers = ObserverSet([logging] + observers + recorders)
-        self.policyMetrics = observers.lazy.compactMap { ($0 as? MetricsObserver)?.metrics }.first
         if let metrics = observers.lazy.compactMap({ $0 as? MetricsObserver }).first {
             for case let capture as CaptureObserver in recorders { capture.reportProgress(to: metrics.captured) }
         }

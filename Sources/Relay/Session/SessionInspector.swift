@@ -96,7 +96,7 @@ final class SessionInspector {
     /// `withheld`: the request this frame completed is one the relay kept from its receiver (the
     /// mediator says so, ``MediatorOutput/completedWithheld``): the analyzer reads it as such
     /// (``SessionAnalyzer/observe(withheld:from:at:)``). `relayAnswers`: the replies the relay
-    /// itself sent back to this frame's sender (``RelayAnswers``), read as replies from the other
+    /// itself sent back to this frame's sender (``MediatorOutput/answers``), read as replies from the other
     /// side, which is what the sender got.
     func inspect(decoded: DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
                  statistics: inout SessionStatistics, leg: CaptureLeg = .both, withheld: Bool = false,

@@ -4,6 +4,7 @@ import Mediation
 import NIOCore
 import Policy
 import Replication
+import ReplicationNames
 
 /// One session's bridge from the policy file's message rules (``PolicyEngine``) to the byte-level
 /// ``SessionMediator``: builds each message's ``MessageFacts``, asks the engine in force (a reload
@@ -14,9 +15,13 @@ import Replication
 ///   frame held for its size ÷ rate after the matched frames before it in its direction,
 ///   ``BandwidthPipe``), or, when a body rule holds it whole anyway, holds it for its whole size;
 ///   `withholdAcks` holds every ACK going back to the message's sender for the given time.
-/// - `close` ends the session with its code (1006: a TCP drop without CLOSE) through `closeSession`,
+/// - `close` asks for the end of the session with its code (1006: a TCP drop without CLOSE),
 ///   after the message is forwarded when the rule counts (`afterMessages`/`afterBytes`).
-/// - Dry-run verdicts do nothing and are reported through `report` as `dry-run …`.
+/// - Dry-run verdicts do nothing and are reported as `dry-run …`.
+///
+/// What it decides beside a message's fate (those reports, a close) travels back with the
+/// decision (``HeadDecision/asides``): the mediator moves it into its output, and nothing calls
+/// back into the session.
 ///
 /// Rules with body keys (sizes, attachments) make the relay hold the message until it is
 /// complete and ask those rules again with the body known; the other rules act at the head and
@@ -26,19 +31,16 @@ import Replication
 /// once) so that `collection: scope.name` matches messages carrying a `collection` index.
 ///
 /// Event-loop confined, like the session that owns it.
-final class PolicyMediation: MediationPolicy {
+public final class PolicyMediation: MediationPolicy {
     private let store: PolicyStore
     /// Who the session is; the sub-protocol is filled in once the upstream has chosen it.
-    var session: SessionFacts
+    public var session: SessionFacts
     /// The engine whose per-session counters to release when the session ends.
-    var engine: PolicyEngine { store.engine }
-    /// Verdicts the mediator does not see (dry runs, closes, reply latency, ACK holds), in the
-    /// order they were decided, and the close a `close` verdict asks for (1006: drop without
-    /// CLOSE). The session takes them after each call into its mediator (``takeDecided()``): no
-    /// callback re-enters the session in the middle of one. Bounded by one message's verdicts (a
-    /// verdict per rule of the policy) between two takes.
-    private var decided: [VerdictEvent] = []
-    private var requestedClose: (code: UInt16, reason: String)?
+    public var engine: PolicyEngine { store.engine }
+    /// Verdicts the mediator does not carry out (dry runs, closes, reply latency, ACK holds) and
+    /// the close a `close` verdict asks for, decided during the current question: handed back
+    /// with its answer. Bounded by one message's verdicts (a verdict per rule of the policy).
+    private var asides = VerdictAsides()
     /// Requests whose reply is to be held: key = request direction and number.
     private var replyDelays: [ReplyKey: TimeAmount] = [:]
     /// ACKs travelling in a direction are held until this time (per `BLIPDirection.rawValue`).
@@ -69,7 +71,7 @@ final class PolicyMediation: MediationPolicy {
     /// The policy's clock (``RelayConfiguration/policyClock``).
     private let clock: @Sendable () -> UInt64
 
-    init(store: PolicyStore, session: SessionFacts, clock: @escaping @Sendable () -> UInt64 = PolicyClock.now) {
+    public init(store: PolicyStore, session: SessionFacts, clock: @escaping @Sendable () -> UInt64 = PolicyClock.now) {
         self.store = store
         self.session = session
         self.clock = clock
@@ -80,7 +82,19 @@ final class PolicyMediation: MediationPolicy {
 
     // MARK: MediationPolicy
 
-    func decide(head: MediatedHead) -> HeadDecision {
+    public func decide(head: MediatedHead) -> HeadDecision {
+        var decision = decideHead(head)
+        decision.asides = takeAsides()
+        return decision
+    }
+
+    public func decide(body message: BLIPMessage, head: MediatedHead) -> BodyDecision {
+        var decision = decideBody(message, head: head)
+        decision.asides = takeAsides()
+        return decision
+    }
+
+    private func decideHead(_ head: MediatedHead) -> HeadDecision {
         let key = ReplyKey(direction: head.direction, number: head.number, isRequest: head.type == .request)
         if head.type.isReply, !replyDelays.isEmpty,
            let delay = replyDelays.removeValue(forKey: ReplyKey(direction: head.direction.reversed,
@@ -104,7 +118,7 @@ final class PolicyMediation: MediationPolicy {
         }
     }
 
-    func decide(body message: BLIPMessage, head: MediatedHead) -> BodyDecision {
+    private func decideBody(_ message: BLIPMessage, head: MediatedHead) -> BodyDecision {
         let key = ReplyKey(direction: head.direction, number: head.number, isRequest: head.type == .request)
         switch pendingBody.removeValue(forKey: key) {
         case .collections:
@@ -127,11 +141,11 @@ final class PolicyMediation: MediationPolicy {
     }
 
     /// The `bandwidth` action's frames take turns on their direction's link.
-    func transferTime(of bytes: Int, travelling direction: BLIPDirection, bytesPerSecond: Int) -> TimeAmount {
+    public func transferTime(of bytes: Int, travelling direction: BLIPDirection, bytesPerSecond: Int) -> TimeAmount {
         bandwidthPipes[direction.rawValue].hold(bytes: bytes, bytesPerSecond: bytesPerSecond, now: now)
     }
 
-    func holdAck(_ ack: AckInfo, travelling direction: BLIPDirection) -> TimeAmount? {
+    public func holdAck(_ ack: AckInfo, travelling direction: BLIPDirection) -> TimeAmount? {
         guard let until = ackHoldUntil[direction.rawValue] else { return nil }
         let now = self.now
         guard until > now else {
@@ -143,55 +157,69 @@ final class PolicyMediation: MediationPolicy {
 
     // MARK: verdicts
 
-    /// The verdicts decided since the last take, and the close asked for, if any.
-    func takeDecided() -> (verdicts: [VerdictEvent], close: (code: UInt16, reason: String)?) {
-        defer {
-            decided.removeAll(keepingCapacity: true)
-            requestedClose = nil
-        }
-        return (decided, requestedClose)
+    /// What was decided beside the message during this question, handed back with its answer.
+    private func takeAsides() -> VerdictAsides {
+        defer { asides = VerdictAsides() }
+        return asides
     }
 
     /// Carries out the enforced verdicts (in rule order, up to the first that stops the message)
-    /// and reports the dry-run ones.
+    /// and reports the dry-run ones. Each action's kind of intervention is named once, here.
     private func apply(_ verdicts: PolicyVerdicts, head: MediatedHead, key: ReplyKey) -> HeadDecision {
         var decision = HeadDecision.pass
         var delay: TimeAmount?
         for verdict in verdicts.verdicts {
-            if verdict.dryRun {
-                decided.append(event(head, verdict, action: "dry-run \(verdict.action)", dryRun: true))
-                continue
-            }
+            let enforced = !verdict.dryRun
+            let kind: VerdictKind
             switch verdict.action {
             case .deny(let reply):
-                return .deny(reply, rule: verdict.rule, kind: .deny)
+                kind = .deny
+                if enforced { return .deny(reply, rule: verdict.rule, kind: kind) }
             case .errorReply(let reply):
-                return .deny(reply, rule: verdict.rule, kind: .fault)
+                kind = .fault
+                if enforced { return .deny(reply, rule: verdict.rule, kind: kind) }
             case .drop:
-                return .drop(rule: verdict.rule)
+                kind = .drop
+                if enforced { return .drop(rule: verdict.rule) }
             case .filterChanges(let pattern):
-                pendingBody[key] = .filterChanges(pattern, rule: verdict.rule)
-                decision = .awaitBody(rule: verdict.rule)
+                kind = .modify
+                if enforced {
+                    pendingBody[key] = .filterChanges(pattern, rule: verdict.rule)
+                    decision = .awaitBody(rule: verdict.rule)
+                }
             case .delay(let nanoseconds):
-                let amount = TimeAmount.nanoseconds(Int64(nanoseconds))
-                delay = max(delay ?? .zero, amount)
-                decision = .delay(delay!, rule: verdict.rule, rateLimited: verdict.fromRateLimit)
+                kind = .delay
+                if enforced {
+                    delay = max(delay ?? .zero, .nanoseconds(Int64(nanoseconds)))
+                    decision = .delay(delay!, rule: verdict.rule, rateLimited: verdict.fromRateLimit)
+                }
             case .replyLatency(let nanoseconds):
-                replyDelays[ReplyKey(direction: head.direction, number: head.number, isRequest: true)] =
-                    .nanoseconds(Int64(nanoseconds))
-                decided.append(event(head, verdict, action: "\(verdict.action)"))
+                kind = .fault
+                if enforced {
+                    replyDelays[ReplyKey(direction: head.direction, number: head.number, isRequest: true)] =
+                        .nanoseconds(Int64(nanoseconds))
+                    report(head, verdict, kind: kind)
+                }
             case .withholdAcks(let nanoseconds):
-                ackHoldUntil[head.direction.reversed.rawValue] = now + .nanoseconds(Int64(nanoseconds))
-                decided.append(event(head, verdict, action: "\(verdict.action)"))
+                kind = .fault
+                if enforced {
+                    ackHoldUntil[head.direction.reversed.rawValue] = now + .nanoseconds(Int64(nanoseconds))
+                    report(head, verdict, kind: kind)
+                }
             case .bandwidth(let rate):
-                if case .pass = decision.action {
-                    decision = .pace(bytesPerSecond: rate, rule: verdict.rule, kind: .fault)
+                kind = .fault
+                if enforced, case .pass = decision.action {
+                    decision = .pace(bytesPerSecond: rate, rule: verdict.rule, kind: kind)
                 }
             case .close(let code, let reason, let afterForwarding):
-                decided.append(event(head, verdict, action: "\(verdict.action)"))
-                if requestedClose == nil { requestedClose = (code, reason) }
-                if !afterForwarding { return .drop(rule: verdict.rule) }
+                kind = .fault
+                if enforced {
+                    report(head, verdict, kind: kind)
+                    if asides.close == nil { asides.close = SessionCloseRequest(code: code, reason: reason) }
+                    if !afterForwarding { return .drop(rule: verdict.rule) }
+                }
             }
+            if !enforced { report(head, verdict, kind: kind, dryRun: true) }
         }
         return decision
     }
@@ -210,27 +238,17 @@ final class PolicyMediation: MediationPolicy {
                                 ruling: head.ruling)
         case .awaitBody:
             // filterChanges chosen with the body already here: decide now.
-            return decide(body: message, head: mediated)
+            return decideBody(message, head: mediated)
         }
     }
 
-    /// The event for a verdict the mediator does not carry out itself (reply latency, held ACKs,
-    /// closes, dry runs), its kind the rule's.
-    private func event(_ head: MediatedHead, _ verdict: PolicyVerdict, action: String, dryRun: Bool = false) -> VerdictEvent {
-        VerdictEvent(sessionID: session.id, direction: head.direction, number: head.number, type: head.type,
-                     profile: head.profile, rule: verdict.rule, action: action, kind: Self.kind(of: verdict.action),
-                     dryRun: dryRun)
-    }
-
-    /// A resolved action's kind of intervention.
-    static func kind(of action: ResolvedAction) -> VerdictKind {
-        switch action {
-        case .deny: .deny
-        case .drop: .drop
-        case .delay: .delay
-        case .filterChanges: .modify
-        case .errorReply, .close, .withholdAcks, .replyLatency, .bandwidth: .fault
-        }
+    /// Reports a verdict the mediator does not carry out itself (reply latency, held ACKs,
+    /// closes, dry runs), with its rule's kind.
+    private func report(_ head: MediatedHead, _ verdict: PolicyVerdict, kind: VerdictKind, dryRun: Bool = false) {
+        asides.reports.append(MediationReport(direction: head.direction, number: head.number, type: head.type,
+                                              profile: head.profile, rule: verdict.rule,
+                                              action: dryRun ? "dry-run \(verdict.action)" : "\(verdict.action)",
+                                              kind: kind, dryRun: dryRun))
     }
 
     // MARK: facts
@@ -248,7 +266,7 @@ final class PolicyMediation: MediationPolicy {
 
     private func facts(_ head: MediatedHead, bodySize: Int?) -> MessageFacts {
         var collection: String?
-        if !collections.isEmpty, let index = head.properties["collection"].flatMap(Int.init),
+        if !collections.isEmpty, let index = head.properties[PropertyName.collection.rawValue].flatMap(Int.init),
            collections.indices.contains(index) {
             collection = collections[index]
         }

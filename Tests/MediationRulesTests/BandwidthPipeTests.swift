@@ -1,6 +1,6 @@
 import NIOCore
 import Testing
-@testable import Relay
+@testable import MediationRules
 
 /// The `bandwidth` action's link: messages take it one after the other.
 @Suite struct BandwidthPipeTests {
