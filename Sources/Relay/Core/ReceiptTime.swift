@@ -18,6 +18,10 @@ public struct ReceiptTime: Sendable, Equatable {
     /// Seconds on the monotonic clock the session analyzers run on.
     var analyzerSeconds: Double { Self.analyzerSeconds(uptime) }
 
+    /// Now, in seconds on the monotonic clock the session analyzers run on (for observers: the
+    /// session core takes its time from its input).
+    static func analyzerNow() -> Double { analyzerSeconds(.now()) }
+
     /// `uptime` in seconds, as the session analyzers count time.
     static func analyzerSeconds(_ uptime: NIODeadline) -> Double { Double(uptime.uptimeNanoseconds) / 1e9 }
 }

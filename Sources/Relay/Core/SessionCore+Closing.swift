@@ -56,7 +56,7 @@ extension SessionCore {
             var summary = SessionSummary(info: info, clientClose: closes[0], upstreamClose: closes[1],
                                          relayError: closing.relayError, statistics: currentStatistics)
             if let analyzer = info.analyzer {
-                let now = SessionInspector.analyzerNow()
+                let now = self.now.analyzerSeconds
                 for (side, close) in [(BLIPDirection.clientToServer, closes[0]), (.serverToClient, closes[1])] {
                     // A drop has no CLOSE: no code (1006 is never on the wire) and no reason.
                     if let close {

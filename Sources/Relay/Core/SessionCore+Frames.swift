@@ -23,8 +23,6 @@ extension SessionCore {
         let direction = side.inbound.rawValue
         /// Consecutive data frames found and not yet written: received bytes `start..<end`.
         var run: (start: Int, end: Int)?
-        /// When these bytes were read, for the frames kept for inspection (read at the first).
-        var time: ReceiptTime?
         /// Whether ``uninspectedBytes`` counts this read's buffer (again after an inspection).
         var bufferCounted = false
         do {
@@ -45,7 +43,7 @@ extension SessionCore {
                     // Strict: decoded before it is forwarded, so a bad frame never reaches the peer.
                     forward(&run, from: side, into: &actions)
                     if let failure = inspect(header, payload: scanners[side.rawValue].payload(of: frame), direction: side.inbound,
-                                             at: .now()) {
+                                             at: now) {
                         fail(failure, into: &actions)
                         continue
                     }
@@ -67,7 +65,6 @@ extension SessionCore {
                     undecoded[direction].bytes += Int(header.payloadLength)
                 }
                 if inspector.isDecoding || observers.wants(.frameBytes) {
-                    if time == nil { time = .now() }
                     if !bufferCounted {
                         // The waiting slices keep this read's buffer alive: it counts whole, once.
                         uninspectedBytes += bytes.capacity
@@ -75,7 +72,7 @@ extension SessionCore {
                     }
                     let payload = scanners[side.rawValue].payload(of: frame)
                     uninspectedBytes += payload.readableBytes
-                    uninspected.append(UninspectedFrame(direction: side.inbound, header: header, payload: payload, time: time!))
+                    uninspected.append(UninspectedFrame(direction: side.inbound, header: header, payload: payload, time: now))
                     if batchIsFull {
                         // A read of many small frames: the full batch is forwarded and flushed
                         // first (inspection never holds bytes back), then inspected here, so the

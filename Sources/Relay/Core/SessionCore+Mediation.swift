@@ -37,7 +37,7 @@ extension SessionCore {
         guard let bytes = message else { return }  // a fragment: wait for the rest
         let output: MediatorOutput
         do {
-            output = try mediator.receive(bytes, travelling: direction)
+            output = try mediator.receive(bytes, travelling: direction, now: now.uptime)
         } catch {
             statistics.decodeErrors[direction.rawValue] += 1
             fail(RelayError(.decodeFailed(error, direction)), into: &actions)
@@ -71,7 +71,7 @@ extension SessionCore {
             }
             inspector.inspect(decoded: decoded, bytes: bytes, direction: direction, statistics: &statistics,
                               leg: passed ? .both : Self.leg(receivedTravelling: direction), withheld: output.completedWithheld,
-                              relayAnswers: answers)
+                              relayAnswers: answers, at: now)
         }
         recordBuilt(built)
         carryOutRequestedClose(output.closeRequest, into: &actions)
@@ -94,7 +94,7 @@ extension SessionCore {
     func mediationTimerFired(_ token: UInt64, into actions: inout [SessionAction]) {
         guard let mediator, !isFinished else { return }
         do {
-            let output = try mediator.timerFired(token)
+            let output = try mediator.timerFired(token, now: now.uptime)
             recordBuilt(carryOut(output, original: nil, originalBytes: nil, from: nil, into: &actions))
             for side in SessionSide.allCases where attached[side.rawValue] { actions.append(.flush(side)) }
             // Back under the delay budget: a side held for it reads again.
@@ -116,7 +116,7 @@ extension SessionCore {
     private func recordBuilt(_ built: [(BLIPDirection, ByteBuffer)]) {
         guard observers.wants(.frameBytes) else { return }
         for (direction, bytes) in built {
-            inspector.emitUndecoded(bytes, direction: direction, leg: Self.leg(receivedTravelling: direction.reversed))
+            inspector.emitUndecoded(bytes, direction: direction, leg: Self.leg(receivedTravelling: direction.reversed), at: now)
         }
     }
 

@@ -1,4 +1,5 @@
 import BLIPCore
+import struct Capture.CaptureTimestamp
 import Mediation
 import MediationRules
 import NIOCore
@@ -57,6 +58,9 @@ final class SessionCore {
     var undecoded = [(frames: 0, bytes: 0), (frames: 0, bytes: 0)]
     /// Set while a ``SessionTimer/inspection`` is armed.
     var inspectionArmed = false
+    /// The time of the latest input that carried one (``SessionInput``): frames read in it are
+    /// stamped with it, and the session's open and close are timed by it.
+    var now = ReceiptTime(uptime: .uptimeNanoseconds(0), wall: CaptureTimestamp(seconds: 0, nanoseconds: 0))
     /// Set once a side's bytes were not acceptable framing: more bytes from it close it.
     var framingFailed = [false, false]
     private(set) var attached = [false, false]
@@ -139,22 +143,31 @@ final class SessionCore {
     /// Takes one input; appends what to do to `actions` (in order).
     func handle(_ input: SessionInput, into actions: inout [SessionAction]) {
         switch input {
-        case .attached(let side): attach(side, into: &actions)
-        case .bytes(let side, let bytes): received(bytes, on: side, into: &actions)
+        case .attached(let side, let time):
+            now = time
+            attach(side, into: &actions)
+        case .bytes(let side, let bytes, let time):
+            now = time
+            received(bytes, on: side, into: &actions)
         case .readComplete(let side): readComplete(on: side, into: &actions)
         case .readRequested(let side): readRequested(on: side, into: &actions)
         case .writability(let side, let isWritable): writabilityChanged(side, isWritable, into: &actions)
         case .buffered(let side, let bytes):
             let direction = side.other.inbound.rawValue  // frames written to `side` travel its way out
             if bytes > statistics.maxBufferedBytes[direction] { statistics.maxBufferedBytes[direction] = bytes }
-        case .timerFired(let timer): timerFired(timer, into: &actions)
-        case .connectionClosed(let side): connectionClosed(side, into: &actions)
+        case .timerFired(let timer, let time):
+            now = time
+            timerFired(timer, into: &actions)
+        case .connectionClosed(let side, let time):
+            now = time
+            connectionClosed(side, into: &actions)
         case .channelFailed(let side): actions.append(.drop(side))
         case .holdReading: readHolds += 1
         case .releaseReading:
             readHolds = max(0, readHolds - 1)
             if readHolds == 0 { resumeReads(into: &actions) }
-        case .shutDown:
+        case .shutDown(let time):
+            now = time
             if attached[0] && attached[1] { fail(RelayError(.shuttingDown), into: &actions) }
             else { actions += SessionSide.allCases.filter { attached[$0.rawValue] }.map { .drop($0) } }
         }
@@ -178,7 +191,7 @@ final class SessionCore {
         // A session that decodes nothing has nothing to analyse (and no replication to sum up at close).
         if observers.wants(.analysis), readsMessages {
             let analyzer = SessionAnalyzer(connection: Int(truncatingIfNeeded: info.id), registry: checkpoints)
-            analyzer.observeHandshake(subprotocol: info.subprotocol, user: info.user, at: SessionInspector.analyzerNow())
+            analyzer.observeHandshake(subprotocol: info.subprotocol, user: info.user, at: now.analyzerSeconds)
             info.analyzer = analyzer
             inspector.analyzer = analyzer
         }

@@ -31,7 +31,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
     }
 
     /// Seconds on the monotonic clock the analyzers use.
-    public static func now() -> Double { SessionInspector.analyzerNow() }
+    public static func now() -> Double { ReceiptTime.analyzerNow() }
 
     // MARK: events
 

@@ -18,7 +18,7 @@ public final class HistoryObserver: RelayObserver, Sendable {
     public var messageBodyPrefix: Int { history.limits.bodyPreviewBytes }
 
     /// The clock of the recordings: the analyzers' monotonic seconds.
-    public static func now() -> Double { SessionInspector.analyzerNow() }
+    public static func now() -> Double { ReceiptTime.analyzerNow() }
 
     /// Events given to the observer itself (a session without its handler): found by session ID.
     public func observe(_ event: RelayEvent) {

@@ -65,7 +65,7 @@ final class HopHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        session?.handle(.bytes(side, unwrapInboundIn(data)))
+        session?.handle(.bytes(side, unwrapInboundIn(data), at: .now()))
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -73,7 +73,7 @@ final class HopHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        session?.handle(.connectionClosed(side))
+        session?.handle(.connectionClosed(side, at: .now()))
         context.fireChannelInactive()
     }
 

@@ -42,7 +42,7 @@ final class RelaySession: @unchecked Sendable {
         hop.session = self
         hops[hop.side.rawValue] = hop
         channels[hop.side.rawValue] = channel
-        handle(.attached(hop.side))
+        handle(.attached(hop.side, at: .now()))
     }
 
     /// The read allocator each attached hop's channel reads with (client, upstream), on the
@@ -56,7 +56,7 @@ final class RelaySession: @unchecked Sendable {
     /// The client's channel closed before its hop existed: the session learns it only this way.
     func clientChannelClosed() {
         guard hops[SessionSide.client.rawValue] == nil, !finished else { return }
-        handle(.connectionClosed(.client))
+        handle(.connectionClosed(.client, at: .now()))
     }
 
     /// Stops reading from both peers until as many ``releaseReading()`` (``SessionReadGate``).
@@ -66,7 +66,7 @@ final class RelaySession: @unchecked Sendable {
     /// Closes the session for a relay shutdown: 1001 "going away" to both sides.
     func shutDown() {
         guard !finished else { return }
-        handle(.shutDown)
+        handle(.shutDown(at: .now()))
     }
 
     /// Runs `callback` once both connections are closed (at once if they are).
@@ -96,7 +96,7 @@ final class RelaySession: @unchecked Sendable {
             timers[timer]?.cancel()
             timers[timer] = eventLoop.scheduleTask(in: delay) { [self] in
                 timers[timer] = nil
-                handle(.timerFired(timer))
+                handle(.timerFired(timer, at: .now()))
             }
         case .cancel(let timer): timers.removeValue(forKey: timer)?.cancel()
         case .close(let side):

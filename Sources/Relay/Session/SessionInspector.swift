@@ -24,9 +24,6 @@ final class SessionInspector {
     /// message and ACK once, for every observer.
     var analyzer: SessionAnalyzer?
 
-    /// Seconds on the monotonic clock the session analyzers run on.
-    static func analyzerNow() -> Double { ReceiptTime.analyzerSeconds(.now()) }
-
     struct PendingRequest {
         var profile: String?
         var started: NIODeadline
@@ -100,8 +97,7 @@ final class SessionInspector {
     /// side, which is what the sender got.
     func inspect(decoded: DecodedFrame, bytes: ByteBuffer, direction: BLIPDirection,
                  statistics: inout SessionStatistics, leg: CaptureLeg = .both, withheld: Bool = false,
-                 relayAnswers: [BLIPMessage] = []) {
-        let time = ReceiptTime.now()
+                 relayAnswers: [BLIPMessage] = [], at time: ReceiptTime) {
         _ = record(decoded, bytes: bytes, direction: direction, statistics: &statistics, enforcesBudget: false, leg: leg,
                    withheld: withheld, time: time)
         for answer in relayAnswers {
@@ -169,7 +165,7 @@ final class SessionInspector {
     /// A frame the decoder could not (or no longer does) read, for ``RelayEventInterests/frameBytes``
     /// observers only: number 0 and no flags.
     /// Also a frame the relay built itself (mediating mode), on the one `leg` it crossed.
-    func emitUndecoded(_ bytes: ByteBuffer, direction: BLIPDirection, leg: CaptureLeg = .both, at time: ReceiptTime? = nil) {
+    func emitUndecoded(_ bytes: ByteBuffer, direction: BLIPDirection, leg: CaptureLeg = .both, at time: ReceiptTime) {
         guard observers.wants(.frameBytes) else { return }
         var event = FrameEvent(sessionID: sessionID, direction: direction, number: 0, flags: FrameFlags(rawValue: 0),
                                wireBytes: bytes.readableBytes, payloadBytes: 0)

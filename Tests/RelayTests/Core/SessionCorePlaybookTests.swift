@@ -1,5 +1,6 @@
 import BLIPCore
 import BLIPNIO
+import struct Capture.CaptureTimestamp
 import Mediation
 import NIOCore
 import Testing
@@ -18,6 +19,8 @@ struct SessionCorePlaybookTests {
     /// A core with both sides attached (the session open), and what its opening produced.
     final class Playbook {
         let core: SessionCore
+        /// The time the next input carries: the shell's clock, set by the story.
+        var clock = ReceiptTime(uptime: .uptimeNanoseconds(5_000_000_000), wall: CaptureTimestamp(seconds: 1_700_000_000, nanoseconds: 0))
         let recorder: RecordingObserver
         let client = BLIPEndpoint()
         let server = BLIPEndpoint()
@@ -32,7 +35,7 @@ struct SessionCorePlaybookTests {
             let info = SessionInfo(id: 7, clientAddress: "127.0.0.1", user: nil, database: "db", target: "/db/_blipsync",
                                    upstream: "ws://127.0.0.1:4984")
             core = SessionCore(info: info, configuration: configuration, observers: ObserverSet([recorder]))
-            openingActions = on(.attached(.upstream)) + on(.attached(.client))
+            openingActions = on(.attached(.upstream, at: clock)) + on(.attached(.client, at: clock))
         }
 
         @discardableResult
@@ -86,7 +89,7 @@ struct SessionCorePlaybookTests {
         var burst = try play.clientFrame(.request(profile: "one", noReply: true))
         var second = try play.clientFrame(.request(profile: "two", noReply: true))
         burst.writeBuffer(&second)
-        #expect(play.on(.bytes(.client, burst)) == [.write(.upstream, burst)])
+        #expect(play.on(.bytes(.client, burst, at: play.clock)) == [.write(.upstream, burst)])
         #expect(!play.events.contains { if case .message = $0 { true } else { false } }, "nothing decoded before the flush")
         #expect(play.on(.readComplete(.client)) == [.flush(.upstream)])
         let profiles = play.events.compactMap { event -> String? in
@@ -103,9 +106,9 @@ struct SessionCorePlaybookTests {
         }
         let request = try play.clientFrame(.request(profile: "getCheckpoint"))
         let reply = try play.serverFrame(.request(profile: "changes", noReply: true))
-        #expect(play.on(.bytes(.client, request)) == [.write(.upstream, request)])
+        #expect(play.on(.bytes(.client, request, at: play.clock)) == [.write(.upstream, request)])
         #expect(play.on(.readComplete(.client)) == [.flush(.upstream)])
-        #expect(play.on(.bytes(.upstream, reply)) == [.write(.client, reply)])
+        #expect(play.on(.bytes(.upstream, reply, at: play.clock)) == [.write(.client, reply)])
         #expect(play.on(.readComplete(.upstream)) == [.flush(.client)])
 
         #expect(Self.messages(play).isEmpty, "no message decoded")
@@ -141,26 +144,24 @@ struct SessionCorePlaybookTests {
     func inspectionWaitsForItsTimer() throws {
         let play = Playbook()  // the default delay
         let request = try play.clientFrame(.request(profile: "getCheckpoint"))
-        let before = NIODeadline.now()
-        #expect(play.on(.bytes(.client, request)) == [.write(.upstream, request)])
-        let between = NIODeadline.now()
+        let clientRead = play.clock
+        #expect(play.on(.bytes(.client, request, at: play.clock)) == [.write(.upstream, request)])
         #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .schedule(.inspection, Self.defaultDelay)])
 
         // The gateway's answer, in a later read: forwarded at once, the timer already armed.
         let upstreamRequest = try play.serverFrame(.request(profile: "changes"))
-        #expect(play.on(.bytes(.upstream, upstreamRequest)) == [.write(.client, upstreamRequest)])
-        let after = NIODeadline.now()
+        play.clock.uptime = play.clock.uptime + .milliseconds(3)
+        let upstreamRead = play.clock
+        #expect(play.on(.bytes(.upstream, upstreamRequest, at: play.clock)) == [.write(.client, upstreamRequest)])
         #expect(play.on(.readComplete(.upstream)) == [.flush(.client)])
         #expect(Self.messages(play).isEmpty, "nothing decoded before the timer")
 
-        #expect(play.on(.timerFired(.inspection)) == [])
+        play.clock.uptime = play.clock.uptime + Self.defaultDelay
+        #expect(play.on(.timerFired(.inspection, at: play.clock)) == [])
         let messages = Self.messages(play)
         #expect(messages.map(\.0) == [.clientToServer, .serverToClient])
         #expect(messages.map(\.1) == ["getCheckpoint", "changes"])
-        let times = messages.compactMap { $0.2?.uptime }
-        #expect(times.count == 2)
-        #expect(times.first.map { before <= $0 && $0 <= between } == true, "stamped when the client's read came in")
-        #expect(times.last.map { between <= $0 && $0 <= after } == true, "stamped when the upstream's read came in")
+        #expect(messages.map(\.2) == [clientRead, upstreamRead], "each stamped with its read's time, not the timer's")
     }
 
     @Test("a request in several frames answered before its end: the early error names the request's profile (from the first frame's properties) and round trip")
@@ -169,7 +170,7 @@ struct SessionCorePlaybookTests {
         func forward(_ frame: ByteBuffer, from side: SessionSide) {
             let wire = WebSocketFrameWriter.frame(opcode: WebSocketFrameHeader.binary, payload: frame,
                                                   mask: side == .client ? WebSocketMaskingKey(1, 2, 3, 4) : nil)
-            #expect(play.on(.bytes(side, wire)) == [.write(side.other, wire)])
+            #expect(play.on(.bytes(side, wire, at: play.clock)) == [.write(side.other, wire)])
             play.on(.readComplete(side))
         }
         // 40,000 bytes: three frames of at most 16 KiB, the properties (and profile) in the first.
@@ -184,7 +185,7 @@ struct SessionCorePlaybookTests {
             forward(frame.bytes, from: .client)
         }
         #expect(frames == 3)
-        play.on(.timerFired(.inspection))
+        play.on(.timerFired(.inspection, at: play.clock))
 
         let messages: [MessageEvent] = play.events.compactMap { if case .message(let message) = $0 { message } else { nil } }
         #expect(messages.map(\.direction) == [.serverToClient, .clientToServer], "the error completes first")
@@ -198,14 +199,14 @@ struct SessionCorePlaybookTests {
     func fullInspectionBatch() throws {
         let play = Playbook { $0.limits.inspectionBatchFrames = 2 }
         let first = try play.clientFrame(.request(profile: "one", noReply: true))
-        _ = play.on(.bytes(.client, first))
+        _ = play.on(.bytes(.client, first, at: play.clock))
         #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .schedule(.inspection, Self.defaultDelay)])
         let second = try play.clientFrame(.request(profile: "two", noReply: true))
-        #expect(play.on(.bytes(.client, second)) == [.write(.upstream, second), .flush(.upstream)],
+        #expect(play.on(.bytes(.client, second, at: play.clock)) == [.write(.upstream, second), .flush(.upstream)],
                 "no cancel: cancelling would not disarm the event loop's timer, and the next frame needs one")
         #expect(Self.messages(play).map(\.1) == ["one", "two"])
         #expect(play.on(.readComplete(.client)) == [.flush(.upstream)])
-        #expect(play.on(.timerFired(.inspection)) == [], "a timer that comes after a full batch finds nothing to do")
+        #expect(play.on(.timerFired(.inspection, at: play.clock)) == [], "a timer that comes after a full batch finds nothing to do")
         #expect(Self.messages(play).count == 2)
     }
 
@@ -217,7 +218,7 @@ struct SessionCorePlaybookTests {
         func read(_ profile: String) throws {
             let frame = try play.clientFrame(.request(profile: profile, noReply: true))
             profiles.append(profile)
-            _ = play.on(.bytes(.client, frame))
+            _ = play.on(.bytes(.client, frame, at: play.clock))
             schedules += play.on(.readComplete(.client)).filter { $0 == .schedule(.inspection, Self.defaultDelay) }.count
         }
         // Seven reads before the timer fires: batches of three fill twice and are inspected at once.
@@ -227,13 +228,13 @@ struct SessionCorePlaybookTests {
         #expect(play.core.uninspected.count == 1, "the seventh came after the second batch and waits for the timer")
 
         // The timer armed for r0 fires: r6 is inspected, well within the delay of its read.
-        #expect(play.on(.timerFired(.inspection)) == [])
+        #expect(play.on(.timerFired(.inspection, at: play.clock)) == [])
         #expect(Self.messages(play).map(\.1) == profiles)
 
         // The next read arms it again.
         try read("r7")
         #expect(schedules == 2)
-        #expect(play.on(.timerFired(.inspection)) == [])
+        #expect(play.on(.timerFired(.inspection, at: play.clock)) == [])
         #expect(Self.messages(play).map(\.1) == profiles, "each once, in the order read")
     }
 
@@ -245,7 +246,7 @@ struct SessionCorePlaybookTests {
         for profile in profiles { frames.append(try play.clientFrame(.request(profile: profile, noReply: true))) }
         var read = ByteBuffer()
         for frame in frames { read.writeImmutableBuffer(frame) }
-        let actions = play.on(.bytes(.client, read))
+        let actions = play.on(.bytes(.client, read, at: play.clock))
         // Frames a–b and c–d each fill the batch: written and flushed, then decoded; e waits.
         let written = actions.compactMap { action -> [UInt8]? in
             if case .write(.upstream, let bytes) = action { return Array(bytes.readableBytesView) } else { return nil }
@@ -255,7 +256,7 @@ struct SessionCorePlaybookTests {
         #expect(Self.messages(play).map(\.1) == ["a", "b", "c", "d"])
         #expect(play.core.uninspected.count == 1)
         #expect(play.on(.readComplete(.client)) == [.flush(.upstream), .schedule(.inspection, Self.defaultDelay)])
-        #expect(play.on(.timerFired(.inspection)) == [])
+        #expect(play.on(.timerFired(.inspection, at: play.clock)) == [])
         #expect(Self.messages(play).map(\.1) == profiles, "each once, in the order read")
     }
 
@@ -263,7 +264,7 @@ struct SessionCorePlaybookTests {
     func inspectionBatchBytes() throws {
         let play = Playbook { $0.limits.inspectionBatchBytes = 1000 }
         let large = try play.clientFrame(.request(profile: "rev", body: ByteBuffer(repeating: 0x41, count: 1200), noReply: true))
-        _ = play.on(.bytes(.client, large))
+        _ = play.on(.bytes(.client, large, at: play.clock))
         #expect(play.on(.readComplete(.client)) == [.flush(.upstream)])
         #expect(Self.messages(play).map(\.1) == ["rev"])
 
@@ -272,7 +273,7 @@ struct SessionCorePlaybookTests {
         var read = ByteBuffer()
         read.reserveCapacity(4096)
         read.writeImmutableBuffer(small)
-        _ = play.on(.bytes(.client, read))
+        _ = play.on(.bytes(.client, read, at: play.clock))
         #expect(play.on(.readComplete(.client)) == [.flush(.upstream)])
         #expect(Self.messages(play).map(\.1) == ["rev", "norev"])
     }
@@ -281,11 +282,11 @@ struct SessionCorePlaybookTests {
     func inspectionBeforeTheEnd() throws {
         let play = Playbook()
         let request = try play.clientFrame(.request(profile: "subChanges", noReply: true))
-        _ = play.on(.bytes(.client, request))
+        _ = play.on(.bytes(.client, request, at: play.clock))
         _ = play.on(.readComplete(.client))
         #expect(Self.messages(play).isEmpty)
-        _ = play.on(.connectionClosed(.client))
-        _ = play.on(.connectionClosed(.upstream))
+        _ = play.on(.connectionClosed(.client, at: play.clock))
+        _ = play.on(.connectionClosed(.upstream, at: play.clock))
         let kinds = play.events.compactMap { event -> String? in
             switch event {
             case .message: "message"
@@ -299,29 +300,29 @@ struct SessionCorePlaybookTests {
     @Test("ping per hop: each side's PING is answered on its own hop, masked only toward the upstream")
     func pingPerHop() throws {
         let play = Playbook()
-        let fromClient = play.on(.bytes(.client, Self.control(WebSocketFrameHeader.ping, [1, 2], masked: true)))
+        let fromClient = play.on(.bytes(.client, Self.control(WebSocketFrameHeader.ping, [1, 2], masked: true), at: play.clock))
         guard case .write(.client, let pong)? = fromClient.first else { return #expect(Bool(false), "\(fromClient)") }
         #expect(fromClient.dropFirst() == [.flush(.client)])
         #expect(pong.readableBytesView.first == 0x8A && pong.readableBytesView.dropFirst().first == 2, "unmasked PONG [1, 2]")
         #expect(Self.payload(of: pong) == [1, 2])
-        let fromUpstream = play.on(.bytes(.upstream, Self.control(WebSocketFrameHeader.ping, [3], masked: false)))
+        let fromUpstream = play.on(.bytes(.upstream, Self.control(WebSocketFrameHeader.ping, [3], masked: false), at: play.clock))
         guard case .write(.upstream, let masked)? = fromUpstream.first else { return #expect(Bool(false)) }
         #expect(masked.readableBytesView.dropFirst().first == 0x81, "masked toward the upstream, 1 byte")
         #expect(Self.payload(of: masked) == [3])
-        #expect(play.on(.bytes(.client, Self.control(WebSocketFrameHeader.pong, [], masked: true))) == [], "PONGs stop here")
+        #expect(play.on(.bytes(.client, Self.control(WebSocketFrameHeader.pong, [], masked: true), at: play.clock)) == [], "PONGs stop here")
     }
 
     @Test("close, client first: passed on as received, timer armed; the upstream's answer closes both; the end")
     func closeClientFirst() {
         let play = Playbook()
         let clientClose = Self.control(WebSocketFrameHeader.close, [0x03, 0xE8] + Array("bye".utf8), masked: true)
-        #expect(play.on(.bytes(.client, clientClose)) == [.write(.upstream, clientClose), .flush(.upstream),
+        #expect(play.on(.bytes(.client, clientClose, at: play.clock)) == [.write(.upstream, clientClose), .flush(.upstream),
                                                            .schedule(.closeTimeout, .seconds(5))])
         let upstreamClose = Self.control(WebSocketFrameHeader.close, [0x03, 0xE8], masked: false)
-        #expect(play.on(.bytes(.upstream, upstreamClose)) == [.write(.client, upstreamClose), .flush(.client),
+        #expect(play.on(.bytes(.upstream, upstreamClose, at: play.clock)) == [.write(.client, upstreamClose), .flush(.client),
                                                                .close(.client), .close(.upstream)])
-        #expect(play.on(.connectionClosed(.upstream)) == [])
-        #expect(play.on(.connectionClosed(.client)) == [.cancel(.closeTimeout), .cancel(.idleCheck), .finished])
+        #expect(play.on(.connectionClosed(.upstream, at: play.clock)) == [])
+        #expect(play.on(.connectionClosed(.client, at: play.clock)) == [.cancel(.closeTimeout), .cancel(.idleCheck), .finished])
         let summary = play.events.compactMap { event -> SessionSummary? in
             if case .sessionClosed(let summary) = event { return summary } else { return nil }
         }.first
@@ -333,15 +334,15 @@ struct SessionCorePlaybookTests {
     func closeTimesOut() {
         let play = Playbook()
         let upstreamClose = Self.control(WebSocketFrameHeader.close, [0x03, 0xE9], masked: false)
-        #expect(play.on(.bytes(.upstream, upstreamClose)).last == .schedule(.closeTimeout, .seconds(5)))
-        #expect(play.on(.timerFired(.closeTimeout)) == [.close(.client), .close(.upstream)])
+        #expect(play.on(.bytes(.upstream, upstreamClose, at: play.clock)).last == .schedule(.closeTimeout, .seconds(5)))
+        #expect(play.on(.timerFired(.closeTimeout, at: play.clock)) == [.close(.client), .close(.upstream)])
     }
 
     @Test("a TCP drop without CLOSE is passed on as a drop, and reported as 1006")
     func tcpDrop() {
         let play = Playbook()
-        #expect(play.on(.connectionClosed(.client)) == [.drop(.upstream)])
-        #expect(play.on(.connectionClosed(.upstream)) == [.cancel(.idleCheck), .finished])
+        #expect(play.on(.connectionClosed(.client, at: play.clock)) == [.drop(.upstream)])
+        #expect(play.on(.connectionClosed(.upstream, at: play.clock)) == [.cancel(.idleCheck), .finished])
         guard case .sessionClosed(let summary)? = play.events.last else { return #expect(Bool(false)) }
         #expect(summary.clientClose?.code == 1006 && summary.clientClose?.abrupt == true)
         // The upstream's end was the relay's doing: nothing is recorded as sent by it.
@@ -351,8 +352,8 @@ struct SessionCorePlaybookTests {
     @Test("Sync Gateway killed: the upstream's drop is the one reported, and the analyzer hears only of it")
     func upstreamDrop() throws {
         let play = Playbook()
-        #expect(play.on(.connectionClosed(.upstream)) == [.drop(.client)])
-        #expect(play.on(.connectionClosed(.client)) == [.cancel(.idleCheck), .finished])
+        #expect(play.on(.connectionClosed(.upstream, at: play.clock)) == [.drop(.client)])
+        #expect(play.on(.connectionClosed(.client, at: play.clock)) == [.cancel(.idleCheck), .finished])
         guard case .sessionClosed(let summary)? = play.events.last else { return #expect(Bool(false)) }
         #expect(summary.upstreamClose?.abrupt == true && summary.clientClose == nil)
         let closes = try #require(summary.replication?.closes)
@@ -362,11 +363,11 @@ struct SessionCorePlaybookTests {
     @Test("idle: four quiet checks send 1001 to both sides; traffic in between starts the count again")
     func idleTimeout() throws {
         let play = Playbook()
-        for _ in 0..<3 { #expect(play.on(.timerFired(.idleCheck)) == [.schedule(.idleCheck, .seconds(2))]) }
-        _ = play.on(.bytes(.client, try play.clientFrame(.request(profile: "x", noReply: true))))
+        for _ in 0..<3 { #expect(play.on(.timerFired(.idleCheck, at: play.clock)) == [.schedule(.idleCheck, .seconds(2))]) }
+        _ = play.on(.bytes(.client, try play.clientFrame(.request(profile: "x", noReply: true)), at: play.clock))
         // The check after the traffic is not quiet; four quiet ones follow it.
-        for _ in 0..<4 { #expect(play.on(.timerFired(.idleCheck)) == [.schedule(.idleCheck, .seconds(2))]) }
-        let actions = play.on(.timerFired(.idleCheck))
+        for _ in 0..<4 { #expect(play.on(.timerFired(.idleCheck, at: play.clock)) == [.schedule(.idleCheck, .seconds(2))]) }
+        let actions = play.on(.timerFired(.idleCheck, at: play.clock))
         let closes = actions.compactMap { action -> (SessionSide, [UInt8])? in
             if case .write(let side, let bytes) = action { return (side, Self.payload(of: bytes)) } else { return nil }
         }
@@ -400,12 +401,12 @@ struct SessionCorePlaybookTests {
     func strictDecodesBeforeForwarding() throws {
         let play = Playbook { $0.strict = true }
         var good = try play.clientFrame(.request(profile: "ok", noReply: true))
-        #expect(play.on(.bytes(.client, good)) == [.write(.upstream, good)])
+        #expect(play.on(.bytes(.client, good, at: play.clock)) == [.write(.upstream, good)])
         // A frame whose checksum is wrong: its last byte flipped.
         good = try play.clientFrame(.request(profile: "bad", noReply: true))
         var bytes = Array(good.readableBytesView)
         bytes[bytes.count - 1] ^= 0x55
-        let actions = play.on(.bytes(.client, ByteBuffer(bytes: bytes)))
+        let actions = play.on(.bytes(.client, ByteBuffer(bytes: bytes), at: play.clock))
         #expect(!actions.contains(.write(.upstream, ByteBuffer(bytes: bytes))), "the bad frame never reaches the upstream")
         let closes = actions.compactMap { action -> [UInt8]? in
             if case .write(_, let frame) = action { return Self.payload(of: frame) } else { return nil }
@@ -416,12 +417,12 @@ struct SessionCorePlaybookTests {
     @Test("an unmasked frame from the client closes the session with 1002")
     func unmaskedClientFrame() {
         let play = Playbook()
-        let actions = play.on(.bytes(.client, Self.control(WebSocketFrameHeader.binary, [1, 2, 3], masked: false)))
+        let actions = play.on(.bytes(.client, Self.control(WebSocketFrameHeader.binary, [1, 2, 3], masked: false), at: play.clock))
         let codes = actions.compactMap { action -> [UInt8]? in
             if case .write(_, let frame) = action { return Array(Self.payload(of: frame).prefix(2)) } else { return nil }
         }
         #expect(codes == [[0x03, 0xEA], [0x03, 0xEA]])
-        #expect(play.on(.bytes(.client, Self.control(WebSocketFrameHeader.binary, [4], masked: true))) == [.drop(.client)],
+        #expect(play.on(.bytes(.client, Self.control(WebSocketFrameHeader.binary, [4], masked: true), at: play.clock)) == [.drop(.client)],
                 "more bytes from a peer that broke the framing drop it")
     }
 
@@ -431,7 +432,7 @@ struct SessionCorePlaybookTests {
             configuration.mediationPolicy = { _ in DenyProfilesPolicy(profiles: ["secret"]) }
         }
         let frame = try play.clientFrame(.request(profile: "secret"))
-        let actions = play.on(.bytes(.client, frame))
+        let actions = play.on(.bytes(.client, frame, at: play.clock))
         #expect(!actions.contains { if case .write(.upstream, _) = $0 { true } else { false } })
         guard case .write(.client, let reply)? = actions.first else { return #expect(Bool(false), "\(actions)") }
         let decoded = try play.client.receive(ByteBuffer(bytes: Self.payload(of: reply)))
@@ -453,8 +454,8 @@ extension SessionCorePlaybookTests {
                 }
             }
         }
-        play.on(.bytes(.client, try play.clientFrame(.request(profile: "rev", properties: ["id": "a", "rev": "1-a"], body: body("{}")))))
-        play.on(.bytes(.client, try play.clientFrame(.request(profile: "rev", properties: ["id": "secret", "rev": "1-s"], body: body("{}")))))
+        play.on(.bytes(.client, try play.clientFrame(.request(profile: "rev", properties: ["id": "a", "rev": "1-a"], body: body("{}"))), at: play.clock))
+        play.on(.bytes(.client, try play.clientFrame(.request(profile: "rev", properties: ["id": "secret", "rev": "1-s"], body: body("{}"))), at: play.clock))
         let analyzer = try #require(play.core.info.analyzer)
         let summary = analyzer.summary()
         // The server got one rev and has not answered it: sent, not (yet) stored.
@@ -483,9 +484,9 @@ extension SessionCorePlaybookTests {
         let head = frame.getSlice(at: frame.readerIndex, length: 4096)!
         let tail = frame.getSlice(at: frame.readerIndex + 4096, length: frame.readableBytes - 4096)!
 
-        #expect(play.on(.bytes(.upstream, head)).isEmpty, "no whole frame to forward yet")
+        #expect(play.on(.bytes(.upstream, head, at: play.clock)).isEmpty, "no whole frame to forward yet")
         #expect(play.on(.readComplete(.upstream)) == [.flush(.client), .acknowledge(.upstream)])
-        #expect(play.on(.bytes(.upstream, tail)) == [.write(.client, frame)])
+        #expect(play.on(.bytes(.upstream, tail, at: play.clock)) == [.write(.client, frame)])
         #expect(play.on(.readComplete(.upstream)) == [.flush(.client)])
         #expect(play.core.currentStatistics.immediateAcks == [0, 1])
     }
@@ -494,7 +495,7 @@ extension SessionCorePlaybookTests {
     func midFrameAcknowledgementCanBeTurnedOff() throws {
         let play = Playbook { $0.limits.acknowledgeMidFrame = false }
         let frame = try play.serverFrame(.request(profile: "rev", body: ByteBuffer(repeating: 0x61, count: 8 * 1024), noReply: true))
-        play.on(.bytes(.upstream, frame.getSlice(at: frame.readerIndex, length: 100)!))
+        play.on(.bytes(.upstream, frame.getSlice(at: frame.readerIndex, length: 100)!, at: play.clock))
         #expect(!play.on(.readComplete(.upstream)).contains(.acknowledge(.upstream)))
     }
 }
