@@ -176,8 +176,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
         if let track {
             track.userMessages?[direction].increment()
             track.userBytes?[direction].increment(by: Int64(bytes))
-            track.countFrame(direction: direction, wireBytes: bytes)
-            track.countMessage(.init(time: now, direction: event.direction, type: event.message.type,
+            track.countMessage(wireBytes: bytes, .init(time: now, direction: event.direction, type: event.message.type,
                                      number: event.message.number, profile: profileName, bytes: bytes,
                                      latency: event.roundTrip.map { Double($0.nanoseconds) / 1e9 }))
         }

@@ -52,8 +52,11 @@ final class SessionTrack: Sendable {
         counts.withLockedValue { $0.bytes[direction] += wireBytes }
     }
 
-    func countMessage(_ recent: Recent) {
+    /// Counts a complete message of `wireBytes` payload bytes and keeps it among the recent ones:
+    /// one lock per message.
+    func countMessage(wireBytes: Int, _ recent: Recent) {
         counts.withLockedValue { counts in
+            counts.bytes[recent.direction.rawValue] += wireBytes
             counts.messages[recent.direction.rawValue] += 1
             if counts.recent.count < Self.recentCapacity {
                 counts.recent.append(recent)
