@@ -40,7 +40,7 @@ let package = Package(
         .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         .target(
             name: "BLIPCore",
-            dependencies: ["CZlib", "CISAL", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["CZlib", "CISAL", "ReplicationNames", .product(name: "NIOCore", package: "swift-nio")],
             // Codec state is confined to one direction of one connection; dynamic exclusivity
             // checks on its class properties cost ~10% of per-frame time in release builds.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
@@ -55,7 +55,7 @@ let package = Package(
         ),
         .target(
             // The replication protocol's profile and property names, each spelled once, below every
-            // module that uses them (Policy, Mediation, Replay, Replication).
+            // module that uses them (BLIPCore and all above it). Depends on nothing.
             name: "ReplicationNames"
         ),
         .target(
