@@ -90,7 +90,7 @@ let package = Package(
         .target(
             name: "Capture",
             dependencies: [
-                "BLIPCore", "CPcap", "WebSocketWire",
+                "BLIPCore", "CPcap", "WebSocketWire", "ReplicationNames",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -140,7 +140,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "BLIPCore", "BLIPNIO", "Replication",
+                "BLIPCore", "BLIPNIO", "Replication", "ReplicationNames",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
