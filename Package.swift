@@ -234,6 +234,7 @@ let package = Package(
             name: "RelayTests",
             dependencies: [
                 "Relay", "MetricCatalog", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "Policy", "WebSocketWire", "Mediation",
+                "ReplicationNames",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
