@@ -40,7 +40,7 @@ let package = Package(
         .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         .target(
             name: "BLIPCore",
-            dependencies: ["CZlib", "CISAL", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["CZlib", "CISAL", "ReplicationNames", .product(name: "NIOCore", package: "swift-nio")],
             // Codec state is confined to one direction of one connection; dynamic exclusivity
             // checks on its class properties cost ~10% of per-frame time in release builds.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
@@ -55,7 +55,7 @@ let package = Package(
         ),
         .target(
             // The replication protocol's profile and property names, each spelled once, below every
-            // module that uses them (Policy, Mediation, Replay, Replication).
+            // module that uses them (BLIPCore and all above it). Depends on nothing.
             name: "ReplicationNames"
         ),
         .target(
@@ -96,7 +96,7 @@ let package = Package(
         .target(
             name: "Capture",
             dependencies: [
-                "BLIPCore", "CPcap", "WebSocketWire",
+                "BLIPCore", "CPcap", "WebSocketWire", "ReplicationNames",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -146,7 +146,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "BLIPCore", "BLIPNIO", "Replication",
+                "BLIPCore", "BLIPNIO", "Replication", "ReplicationNames",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -245,6 +245,7 @@ let package = Package(
             name: "RelayTests",
             dependencies: [
                 "Relay", "MetricCatalog", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "Policy", "WebSocketWire", "Mediation", "MediationRules",
+                "ReplicationNames",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,5 +1,6 @@
 import BLIPCore
 import NIOCore
+import ReplicationNames
 
 extension GatewayError {
     /// The ERR reply Sync Gateway would send for this error: `Error-Domain: HTTP`, the status as
@@ -16,8 +17,8 @@ extension GatewayError {
     /// The error an ERR reply stands for; nil for a success reply.
     static func from(reply: BLIPMessage) -> GatewayError? {
         guard reply.type == .error else { return nil }
-        let domain = reply.properties["Error-Domain"] ?? "BLIP"
-        let code = reply.properties["Error-Code"].flatMap { Int($0) } ?? 0
+        let domain = reply.properties[.errorDomain] ?? "BLIP"
+        let code = reply.properties[.errorCode].flatMap { Int($0) } ?? 0
         return .remote(domain: domain, code: code, message: String(buffer: reply.body))
     }
 }

@@ -266,7 +266,7 @@ public final class PolicyMediation: MediationPolicy {
 
     private func facts(_ head: MediatedHead, bodySize: Int?) -> MessageFacts {
         var collection: String?
-        if !collections.isEmpty, let index = head.properties[PropertyName.collection.rawValue].flatMap(Int.init),
+        if !collections.isEmpty, let index = head.properties[.collection].flatMap(Int.init),
            collections.indices.contains(index) {
             collection = collections[index]
         }

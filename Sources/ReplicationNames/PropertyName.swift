@@ -64,4 +64,13 @@ extension UnsafeRawBufferPointer {
         guard length > 0, let base = baseAddress else { return true }
         return memcmp(base, text.utf8Start, length) == 0
     }
+
+    /// True when these bytes are exactly `name`'s spelling (a property key read in place): the
+    /// lengths first, then one `memcmp`, as for a literal.
+    public func matches(_ name: PropertyName) -> Bool {
+        var text = name.rawValue
+        guard count == text.utf8.count else { return false }
+        guard count > 0, let base = baseAddress else { return true }
+        return text.withUTF8 { memcmp(base, $0.baseAddress!, count) == 0 }
+    }
 }

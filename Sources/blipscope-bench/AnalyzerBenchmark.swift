@@ -79,7 +79,7 @@ enum AnalyzerBenchmark {
                     ? ",\"_attachments\":{\"photo\":{\"digest\":\"sha1-\(digest(id))\",\"length\":1234,\"stub\":true}}" : ""
                 var rev = BLIPMessage.request(
                     profile: ReplicationProfile.rev.rawValue,
-                    properties: [PropertyName.id.rawValue: "doc-\(id)", PropertyName.rev.rawValue: "1-\(digest(id))", PropertyName.sequence.rawValue: "\(id + 1)"],
+                    properties: Properties([.id: "doc-\(id)", .rev: "1-\(digest(id))", .sequence: "\(id + 1)"]),
                     body: buffer("{\"n\":\(id),\"text\":\"\(filler)\"\(attachment)}"))
                 rev.number = serverNumber
                 stream.append((rev, .serverToClient))
@@ -92,11 +92,11 @@ enum AnalyzerBenchmark {
             batch += 1
             if batch % 10 == 0 {
                 clientNumber += 1
-                var set = BLIPMessage.request(profile: ReplicationProfile.setCheckpoint.rawValue, properties: ["client": "bench", PropertyName.rev.rawValue: "0-\(batch / 10)"],
+                var set = BLIPMessage.request(profile: ReplicationProfile.setCheckpoint.rawValue, properties: Properties([.client: "bench", .rev: "0-\(batch / 10)"]),
                                               body: buffer("{\"remote\":\(sequence)}"))
                 set.number = clientNumber
                 stream.append((set, .clientToServer))
-                stream.append((BLIPMessage.reply(to: set, properties: [PropertyName.rev.rawValue: "0-\(batch / 10 + 1)"]), .serverToClient))
+                stream.append((BLIPMessage.reply(to: set, properties: Properties([.rev: "0-\(batch / 10 + 1)"])), .serverToClient))
             }
         }
         return stream

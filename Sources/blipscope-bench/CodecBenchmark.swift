@@ -137,7 +137,7 @@ struct BenchData {
         let count = max(1, totalBytes / workload.messageSize)
         let queue = OutboundQueue()
         for index in 0..<count {
-            let message = BLIPMessage.request(profile: ReplicationProfile.rev.rawValue, properties: [PropertyName.id.rawValue: "doc-\(index)", PropertyName.rev.rawValue: "1-abc"],
+            let message = BLIPMessage.request(profile: ReplicationProfile.rev.rawValue, properties: Properties([.id: "doc-\(index)", .rev: "1-abc"]),
                                               body: body, compressed: workload.compressed, noReply: true)
             messages.append(message)
             bodyBytes += body.readableBytes

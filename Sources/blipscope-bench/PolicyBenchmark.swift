@@ -50,7 +50,7 @@ struct PolicyBenchmark {
         let session = SessionFacts(id: 1, user: "alice", clientIP: "10.0.0.7", database: "db", subprotocol: "BLIP_3+CBMobile_3")
         // Properties as the relay has them: a decoded block read on demand.
         var encoded = ByteBuffer()
-        Properties([(PropertyName.profile.rawValue, ReplicationProfile.rev.rawValue), ("id", "doc-000123"), (PropertyName.rev.rawValue, "2-a1b2c3"), ("sequence", "123")]).encode(into: &encoded)
+        Properties([.profile: ReplicationProfile.rev.rawValue, .id: "doc-000123", .rev: "2-a1b2c3", .sequence: "123"]).encode(into: &encoded)
         let request = MessageFacts(direction: .clientToServer, type: .request, number: 1,
                                    properties: try Properties.decode(from: &encoded))
         let reply = MessageFacts(direction: .serverToClient, type: .response, number: 1, properties: Properties())

@@ -1,4 +1,5 @@
 import NIOCore
+import ReplicationNames
 
 /// A complete BLIP message: its type, number, flags, properties and body
 /// (wire-format reference §2.2).
@@ -35,7 +36,7 @@ public struct BLIPMessage: Sendable {
     public static func request(profile: String?, properties: Properties = [:], body: ByteBuffer = ByteBuffer(),
                                compressed: Bool = false, urgent: Bool = false, noReply: Bool = false) -> BLIPMessage {
         var props = Properties()
-        if let profile { props["Profile"] = profile }
+        if let profile { props[.profile] = profile }
         for pair in properties { props[pair.key] = pair.value }
         return BLIPMessage(type: .request,
                            flags: FrameFlags(type: .request, compressed: compressed, urgent: urgent, noReply: noReply),
@@ -56,7 +57,7 @@ public struct BLIPMessage: Sendable {
         var body = ByteBuffer()
         body.writeString(message)
         return BLIPMessage(type: .error, number: number, flags: FrameFlags(type: .error, urgent: urgent),
-                           properties: ["Error-Domain": domain, "Error-Code": String(code)], body: body)
+                           properties: Properties([.errorDomain: domain, .errorCode: String(code)]), body: body)
     }
 
     /// Builds a received message from its whole stream `uvarint(P) || properties || body`.

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import NIOCore
+import ReplicationNames
 
 /// A message's properties: ordered key/value strings (wire-format reference §2.3).
 ///
@@ -121,7 +122,7 @@ public struct Properties: Sendable, Equatable, Sequence, ExpressibleByDictionary
     }
 
     /// The `Profile` property: the request's kind (§2.3).
-    public var profile: String? { self["Profile"] }
+    public var profile: String? { self[.profile] }
 
     public var description: String { pairs.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }
 

@@ -1,6 +1,7 @@
 import BLIPCore
 import Foundation
 import NIOCore
+import ReplicationNames
 
 extension InspectRecord {
     /// The record as one JSON object (keys sorted), with the fields tools rely on:
@@ -66,7 +67,7 @@ extension InspectRecord {
             flags.hasMoreComing = false
             var line = "\(head) \(message.type)#\(message.number) \(flags)"
             if let summary { line += " \(summary)" } else if let profile = message.profile { line += " \(profile)" }
-            let others = PropertyRedaction.redact(message.properties).pairs.filter { $0.key != "Profile" }
+            let others = PropertyRedaction.redact(message.properties).pairs.filter { $0.key != PropertyName.profile.rawValue }
             if !others.isEmpty { line += " {" + others.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") + "}" }
             if let requestProfile, summary == nil { line += " ↩\(requestProfile)" }
             if let roundTrip { line += String(format: " rtt=%.1fms", roundTrip * 1000) }

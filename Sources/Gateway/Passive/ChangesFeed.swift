@@ -92,7 +92,7 @@ final class ChangesFeed: @unchecked Sendable {
 
     private func changesRequest(_ body: ByteBuffer, noReply: Bool = false) -> BLIPMessage {
         var properties: Properties = [:]
-        if let collectionIndex { properties["collection"] = String(collectionIndex) }
+        if let collectionIndex { properties[.collection] = String(collectionIndex) }
         return .request(profile: ReplicationProfile.changes.rawValue, properties: properties, body: body,
                         compressed: body.readableBytes > 256, noReply: noReply)
     }
@@ -112,7 +112,7 @@ final class ChangesFeed: @unchecked Sendable {
     /// ancestors and `maxHistory`.
     private func sendWanted(_ entries: [ChangeEntry], reply: BLIPMessage) {
         guard !stopped, let answers = (try? JSONValue.parse(reply.body, what: "changes reply"))?.arrayValue else { return }
-        let maxHistory = reply.properties["maxHistory"].flatMap { Int($0) } ?? limits.maxRevTreeDepth
+        let maxHistory = reply.properties[.maxHistory].flatMap { Int($0) } ?? limits.maxRevTreeDepth
         for (entry, answer) in zip(entries, answers) {
             guard let ancestors = answer.arrayValue else { continue }
             let known = ancestors.compactMap(\.stringValue)
@@ -146,7 +146,7 @@ final class ChangesFeed: @unchecked Sendable {
     /// The attachments (`_attachments` and blobs) a revision's body names.
     static func attachments(of body: ByteBuffer) -> [AttachmentReference] {
         guard RevMessage.mentionsAttachments(body) || RevMessage.mentionsBlobs(body) else { return [] }
-        let typed = ReplicationMessage(.request(profile: ReplicationProfile.rev.rawValue, properties: [PropertyName.id.rawValue: "-", PropertyName.rev.rawValue: "1-a"], body: body),
+        let typed = ReplicationMessage(.request(profile: ReplicationProfile.rev.rawValue, properties: Properties([.id: "-", .rev: "1-a"]), body: body),
                                        context: MessageContext())
         if case .rev(let rev) = typed.content { return rev.attachments }
         return []

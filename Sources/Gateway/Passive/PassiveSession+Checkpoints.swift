@@ -29,7 +29,7 @@ extension PassiveSession {
     func getCheckpoint(_ request: BLIPMessage, _ get: GetCheckpointRequest, collection: CollectionPath) throws(GatewayError) {
         guard let client = get.client else { throw .badRequest("getCheckpoint lacks the client property") }
         guard let stored = database.checkpoint(client: client, in: collection) else { throw .notFound("missing") }
-        peer.answer(request, properties: [PropertyName.rev.rawValue: stored.rev], body: stored.body.jsonBuffer)
+        peer.answer(request, properties: Properties([.rev: stored.rev]), body: stored.body.jsonBuffer)
     }
 
     /// setCheckpoint: stores the body if `rev` is current (409 otherwise) and answers the new `rev`.
@@ -39,6 +39,6 @@ extension PassiveSession {
         guard let client = set.client else { throw .badRequest("setCheckpoint lacks the client property") }
         guard let body = set.body, body.objectValue != nil else { throw .badRequest("setCheckpoint body must be a JSON object") }
         let rev = try database.setCheckpoint(client: client, rev: set.rev.nonEmpty, body: body, in: collection)
-        peer.answer(request, properties: [PropertyName.rev.rawValue: rev])
+        peer.answer(request, properties: Properties([.rev: rev]))
     }
 }

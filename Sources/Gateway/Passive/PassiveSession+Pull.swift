@@ -53,8 +53,8 @@ extension PassiveSession {
         if let ifNotRev = get.ifNotRev, ifNotRev == current || ifNotRev == document.currentRevID {
             throw .notModified("Not Modified")
         }
-        var properties: Properties = [PropertyName.rev.rawValue: current]
-        if document.isDeleted { properties["deleted"] = "true" }
+        var properties = Properties([.rev: current])
+        if document.isDeleted { properties[.deleted] = "true" }
         peer.answer(request, properties: properties, body: document.body)
     }
 }

@@ -17,7 +17,7 @@ enum PeerResponses {
         }
         while answers.last == .number("0") { answers.removeLast() }
         let wanted = answers.filter { $0 != .number("0") }.count
-        let reply = BLIPMessage.reply(to: request, properties: ["maxHistory": String(maxHistory)],
+        let reply = BLIPMessage.reply(to: request, properties: Properties([.maxHistory: String(maxHistory)]),
                                       body: JSONValue.array(answers).jsonBuffer)
         return (reply, wanted)
     }

@@ -61,8 +61,8 @@ struct RevisionReceiver {
     }
 
     private func fetch(_ digest: String, docID: String, collectionIndex: Int?) -> EventLoopFuture<Void> {
-        var properties: Properties = ["digest": digest, "docID": docID]
-        if let collectionIndex { properties["collection"] = String(collectionIndex) }
+        var properties = Properties([.digest: digest, .docID: docID])
+        if let collectionIndex { properties[.collection] = String(collectionIndex) }
         let database = self.database
         let limit = limits.maxAttachmentSize
         return peer.sendRequest(.request(profile: ReplicationProfile.getAttachment.rawValue, properties: properties))
@@ -79,8 +79,8 @@ struct RevisionReceiver {
         let nonce = (0..<limits.proveAttachmentNonceSize).map { _ in UInt8.random(in: 0...255) }
         guard let data = database.attachment(digest: digest) else { return eventLoop.makeSucceededVoidFuture() }
         let expected = GatewayDatabase.attachmentProof(nonce: nonce, data: data)
-        var properties: Properties = ["digest": digest]
-        if let collectionIndex { properties["collection"] = String(collectionIndex) }
+        var properties = Properties([.digest: digest])
+        if let collectionIndex { properties[.collection] = String(collectionIndex) }
         let request = BLIPMessage.request(profile: ReplicationProfile.proveAttachment.rawValue, properties: properties,
                                           body: ByteBuffer(bytes: nonce))
         return peer.sendRequest(request).flatMapThrowing { reply in

@@ -13,25 +13,24 @@ enum RevisionSender {
     static func revMessage(docID: String, _ revision: OutgoingRevision, collectionIndex: Int?,
                            noConflicts: Bool = false, profile: ReplicationProfile = .rev,
                            versions: Bool = false, noReply: Bool = false) -> BLIPMessage {
-        var properties: Properties = [PropertyName.id.rawValue: docID, PropertyName.rev.rawValue: revision.revID, PropertyName.sequence.rawValue: String(revision.sequence)]
+        var properties = Properties([.id: docID, .rev: revision.revID, .sequence: String(revision.sequence)])
         if versions, let version = revision.version {
-            properties[PropertyName.rev.rawValue] = version.current
-            if !version.history.isEmpty { properties["history"] = version.history }
+            properties[.rev] = version.current
+            if !version.history.isEmpty { properties[.history] = version.history }
         } else if !revision.history.isEmpty {
-            properties["history"] = revision.history.joined(separator: ",")
+            properties[.history] = revision.history.joined(separator: ",")
         }
-        if revision.deleted { properties["deleted"] = "true" }
-        if noConflicts { properties["noconflicts"] = "true" }
-        if let collectionIndex { properties["collection"] = String(collectionIndex) }
+        if revision.deleted { properties[.deleted] = "true" }
+        if noConflicts { properties[.noconflicts] = "true" }
+        if let collectionIndex { properties[.collection] = String(collectionIndex) }
         return .request(profile: profile.rawValue, properties: properties, body: revision.body,
                         compressed: revision.body.readableBytes > 256, noReply: noReply)
     }
 
     /// A norev for a wanted revision that is no longer held (§3 "norev").
     static func noRevMessage(docID: String, revID: String, sequence: UInt64, collectionIndex: Int?) -> BLIPMessage {
-        var properties: Properties = [PropertyName.id.rawValue: docID, PropertyName.rev.rawValue: revID, PropertyName.sequence.rawValue: String(sequence), "error": "404",
-                                      "reason": "missing"]
-        if let collectionIndex { properties["collection"] = String(collectionIndex) }
+        var properties = Properties([.id: docID, .rev: revID, .sequence: String(sequence), .error: "404", .reason: "missing"])
+        if let collectionIndex { properties[.collection] = String(collectionIndex) }
         return .request(profile: ReplicationProfile.norev.rawValue, properties: properties, noReply: true)
     }
 

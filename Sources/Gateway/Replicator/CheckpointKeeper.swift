@@ -61,21 +61,21 @@ actor CheckpointKeeper {
     }
 
     private func store(_ snapshot: [String: JSONValue]) async throws {
-        var properties: Properties = ["client": client]
-        if let rev { properties[PropertyName.rev.rawValue] = rev }
-        if let collectionIndex { properties["collection"] = String(collectionIndex) }
+        var properties = Properties([.client: client])
+        if let rev { properties[.rev] = rev }
+        if let collectionIndex { properties[.collection] = String(collectionIndex) }
         let reply = try await connection.request(.request(profile: ReplicationProfile.setCheckpoint.rawValue,
                                                           properties: properties,
                                                           body: JSONValue.object(snapshot).jsonBuffer))
         if let error = GatewayError.from(reply: reply) { throw error }
-        rev = reply.properties[PropertyName.rev.rawValue]
+        rev = reply.properties[.rev]
     }
 
     private func refreshRev() async throws {
-        var properties: Properties = ["client": client]
-        if let collectionIndex { properties["collection"] = String(collectionIndex) }
+        var properties = Properties([.client: client])
+        if let collectionIndex { properties[.collection] = String(collectionIndex) }
         let reply = try await connection.request(.request(profile: ReplicationProfile.getCheckpoint.rawValue,
                                                           properties: properties))
-        rev = reply.type == .error ? nil : reply.properties[PropertyName.rev.rawValue]
+        rev = reply.type == .error ? nil : reply.properties[.rev]
     }
 }

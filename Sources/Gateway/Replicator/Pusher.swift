@@ -48,7 +48,7 @@ struct Pusher: Sendable {
     }
 
     private func properties() -> Properties {
-        collectionIndex.map { ["collection": String($0)] } ?? [:]
+        collectionIndex.map { Properties([.collection: String($0)]) } ?? [:]
     }
 
     /// changes: nil when the peer answers 409 (it is conflict-free: use proposeChanges).

@@ -61,11 +61,11 @@ extension Replicator {
         if legacy {
             let client = checkpointID(for: paths[0])
             let reply = try await connection.request(.request(profile: ReplicationProfile.getCheckpoint.rawValue,
-                                                              properties: ["client": client]))
+                                                              properties: Properties([.client: client])))
             if let error = GatewayError.from(reply: reply), error.status != 404 { throw error }
             let body = reply.type == .error ? nil : try? JSONValue.parse(reply.body, what: "checkpoint")
             return [CheckpointKeeper(connection: connection, client: client, collectionIndex: nil,
-                                     rev: reply.type == .error ? nil : reply.properties[PropertyName.rev.rawValue], body: body)]
+                                     rev: reply.type == .error ? nil : reply.properties[.rev], body: body)]
         }
         let clients = paths.map(checkpointID(for:))
         let request = JSONValue.object([

@@ -124,15 +124,15 @@ public final class Replicator: Sendable {
     }
 
     private func subscribe(_ connection: BLIPConnection, session: ActiveSession, index: Int?, since: JSONValue?) async throws {
-        var properties: Properties = ["batch": String(configuration.limits.changesBatchSize)]
-        if let since { properties["since"] = since.description }
-        if configuration.continuous { properties["continuous"] = "true" }
-        if configuration.activeOnly { properties["activeOnly"] = "true" }
+        var properties = Properties([.batch: String(configuration.limits.changesBatchSize)])
+        if let since { properties[.since] = since.description }
+        if configuration.continuous { properties[.continuous] = "true" }
+        if configuration.activeOnly { properties[.activeOnly] = "true" }
         if let channels = configuration.channels {
-            properties["filter"] = "sync_gateway/bychannel"
-            properties["channels"] = channels.joined(separator: ",")
+            properties[.filter] = "sync_gateway/bychannel"
+            properties[.channels] = channels.joined(separator: ",")
         }
-        if let index { properties["collection"] = String(index) }
+        if let index { properties[.collection] = String(index) }
         var body = ByteBuffer()
         if let docIDs = configuration.docIDs {
             body = JSONValue.object(["docIDs": .array(docIDs.map(JSONValue.string))]).jsonBuffer

@@ -11,7 +11,7 @@ extension JSONValue {
     static func parse(_ buffer: ByteBuffer, what: String) throws(GatewayError) -> JSONValue {
         guard buffer.readableBytes > 0 else { throw .badRequest("\(what) is empty, not JSON") }
         let carrier = BLIPMessage.request(profile: ReplicationProfile.setCheckpoint.rawValue,
-                                          properties: ["client": "json"], body: buffer)
+                                          properties: Properties([.client: "json"]), body: buffer)
         let typed = ReplicationMessage(carrier, context: MessageContext(maxJSONBodyBytes: Int.max))
         if case .setCheckpoint(let request) = typed.content, let body = request.body { return body }
         let detail = typed.violations.first.map { String(describing: $0) } ?? "not JSON"

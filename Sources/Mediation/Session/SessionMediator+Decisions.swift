@@ -222,7 +222,7 @@ extension SessionMediator {
         switch answer {
         case .error(let error):
             type = .error
-            properties = ["Error-Domain": error.domain, "Error-Code": String(error.code)]
+            properties = Properties([.errorDomain: error.domain, .errorCode: String(error.code)])
             body.writeString(error.message)
         case .answer(let props, let answerBody):
             type = .response

@@ -1,4 +1,5 @@
 import BLIPCore
+import ReplicationNames
 
 /// What the relay knows about one BLIP message when it asks the policy: enough to decide on its
 /// first frame (side, type, number, properties) and, once the message is complete, its body size
@@ -45,11 +46,11 @@ public struct MessageFacts: Sendable {
 
     /// The document a message is about: the `id` property (rev, norev, getRev, putRev) or `docID`
     /// (getAttachment, proveAttachment).
-    public var docID: String? { properties["id"] ?? properties["docID"] }
+    public var docID: String? { properties[.id] ?? properties[.docID] }
 
     /// The `channels` property of subChanges, split at commas (empty when absent).
     public var channels: [Substring] {
-        guard let list = properties["channels"] else { return [] }
+        guard let list = properties[.channels] else { return [] }
         return list.split(separator: ",").map { $0.drop { $0 == " " } }
     }
 }

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import BLIPCore
 import Capture
 import BLIPNIO
@@ -181,11 +176,7 @@ struct LogLine {
         }
     }
 
-    private static var profileKey: StaticString { "Profile" }
-
-    private static func isProfileKey(_ key: UnsafeRawBufferPointer) -> Bool {
-        key.count == 7 && memcmp(key.baseAddress!, profileKey.utf8Start, 7) == 0
-    }
+    private static func isProfileKey(_ key: UnsafeRawBufferPointer) -> Bool { key.matches(.profile) }
 
     private func body(_ body: ByteBuffer) -> Value {
         if redactBodies {

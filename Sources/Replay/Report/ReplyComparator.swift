@@ -39,7 +39,7 @@ public struct ReplyComparator: Sendable {
     public static func status(_ reply: BLIPMessage?, noReply: Bool) -> String {
         guard let reply else { return noReply ? "noreply" : "none" }
         if reply.type == .error {
-            return "ERR \(reply.properties["Error-Domain"] ?? "?")/\(reply.properties["Error-Code"] ?? "?")"
+            return "ERR \(reply.properties[.errorDomain] ?? "?")/\(reply.properties[.errorCode] ?? "?")"
         }
         return "RPY"
     }
@@ -49,12 +49,12 @@ public struct ReplyComparator: Sendable {
         if old.type != new.type {
             changes.append(.init(path: "type", old: Self.typeName(old.type), new: Self.typeName(new.type)))
         }
-        for (name, path) in [("Error-Domain", "error.domain"), ("Error-Code", "error.code")] {
+        for (name, path) in [(PropertyName.errorDomain, "error.domain"), (.errorCode, "error.code")] {
             let left = old.properties[name], right = new.properties[name]
             if left != right { changes.append(.init(path: path, old: left, new: right)) }
         }
         let names = Set(old.properties.map(\.key)).union(new.properties.map(\.key))
-            .subtracting(["Error-Domain", "Error-Code"]).sorted()
+            .subtracting([PropertyName.errorDomain.rawValue, PropertyName.errorCode.rawValue]).sorted()
         for name in names where old.properties[name] != new.properties[name] {
             changes.append(.init(path: "properties.\(name)", old: old.properties[name], new: new.properties[name]))
         }

@@ -57,11 +57,11 @@ public struct ReplaySubstitutions: Sendable {
         var message = request
         switch request.profile {
         case ReplicationProfile.getCheckpoint.rawValue, ReplicationProfile.setCheckpoint.rawValue:
-            if let clientID, request.properties["client"] != nil { message.properties["client"] = clientID }
+            if let clientID, request.properties[.client] != nil { message.properties[.client] = clientID }
         case ReplicationProfile.getCollections.rawValue:
             if let clientID { message.body = replacingCheckpointIDs(in: request.body, with: clientID) }
         case ReplicationProfile.subChanges.rawValue:
-            if let since { message.properties["since"] = since }
+            if let since { message.properties[.since] = since }
         default:
             break
         }

@@ -1,3 +1,5 @@
+import ReplicationNames
+
 /// A way a message breaks the replication protocol (replication-protocol §3–§5), with a sentence
 /// a user can read. The module's one error type: parsers collect these instead of throwing so a
 /// malformed message is still shown with whatever could be read from it.
@@ -6,8 +8,8 @@ public struct ReplicationError: Error, Sendable, Equatable, CustomStringConverti
         case invalidJSON(what: String, detail: String)
         case wrongShape(what: String, expected: String)
         case bodyTooLarge(what: String, size: Int, limit: Int)
-        case missingProperty(profile: String, name: String)
-        case invalidProperty(profile: String, name: String, value: String, expected: String)
+        case missingProperty(profile: String, name: PropertyName)
+        case invalidProperty(profile: String, name: PropertyName, value: String, expected: String)
         case invalidRevID(value: String, detail: String)
         case invalidHistory(value: String, detail: String)
         case collectionOutOfRange(index: Int, known: Int)
@@ -26,10 +28,10 @@ public struct ReplicationError: Error, Sendable, Equatable, CustomStringConverti
     static func bodyTooLarge(_ what: String, size: Int, limit: Int) -> Self {
         Self(.bodyTooLarge(what: what, size: size, limit: limit))
     }
-    static func missingProperty(_ profile: String, _ name: String) -> Self {
+    static func missingProperty(_ profile: String, _ name: PropertyName) -> Self {
         Self(.missingProperty(profile: profile, name: name))
     }
-    static func invalidProperty(_ profile: String, _ name: String, _ value: String, expected: String) -> Self {
+    static func invalidProperty(_ profile: String, _ name: PropertyName, _ value: String, expected: String) -> Self {
         Self(.invalidProperty(profile: profile, name: name, value: value, expected: expected))
     }
     static func invalidRevID(_ value: String, _ detail: String) -> Self { Self(.invalidRevID(value: value, detail: detail)) }
@@ -63,9 +65,9 @@ public struct ReplicationError: Error, Sendable, Equatable, CustomStringConverti
         case .bodyTooLarge(let what, let size, let limit):
             return "\(what) of \(size) bytes exceeds the \(limit)-byte analysis limit; not parsed"
         case .missingProperty(let profile, let name):
-            return "\(profile) lacks its required \"\(name)\" property"
+            return "\(profile) lacks its required \"\(name.rawValue)\" property"
         case .invalidProperty(let profile, let name, let value, let expected):
-            return "\(profile) property \(name)=\"\(value.prefix(80))\" should be \(expected)"
+            return "\(profile) property \(name.rawValue)=\"\(value.prefix(80))\" should be \(expected)"
         case .invalidRevID(let value, let detail):
             return "revision ID \"\(value.prefix(80))\" is invalid: \(detail)"
         case .invalidHistory(let value, let detail):

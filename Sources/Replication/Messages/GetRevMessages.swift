@@ -32,7 +32,7 @@ extension ErrorReply {
         let codeText = reader.string(.errorCode)
         self.init(domain: reader.string(.errorDomain) ?? "BLIP", code: codeText.flatMap { Int($0) } ?? 0,
                   message: String(buffer: reader.body).prefix(200).description)
-        if codeText == nil { reader.report(.missingProperty("ERR", "Error-Code")) }
+        if codeText == nil { reader.report(.missingProperty("ERR", .errorCode)) }
     }
 }
 

@@ -38,7 +38,7 @@ struct MessageReader {
     static func profile(of message: BLIPMessage) -> (name: String?, known: ReplicationProfile?) {
         var found: (name: String?, known: ReplicationProfile?) = (nil, nil)
         message.properties.forEachRawPair { key, value in
-            guard key.matches("Profile") else { return true }
+            guard key.matches(.profile) else { return true }
             let known = ReplicationProfile(utf8: value)
             found = (known?.rawValue ?? String(decoding: value, as: UTF8.self), known)
             return false
@@ -64,7 +64,7 @@ struct MessageReader {
 
     mutating func required(_ name: PropertyName) -> String? {
         guard let value = string(name) else {
-            report(.missingProperty(profile, name.rawValue))
+            report(.missingProperty(profile, name))
             return nil
         }
         return value
@@ -77,7 +77,7 @@ struct MessageReader {
         case "true", "1": return true
         case "false", "0", "": return false
         default:
-            report(.invalidProperty(profile, name.rawValue, value, expected: "true or false"))
+            report(.invalidProperty(profile, name, value, expected: "true or false"))
             return false
         }
     }
@@ -85,7 +85,7 @@ struct MessageReader {
     mutating func int(_ name: PropertyName) -> Int? {
         guard let value = string(name) else { return nil }
         guard let number = Int(value), number >= 0 else {
-            report(.invalidProperty(profile, name.rawValue, value, expected: "a non-negative integer"))
+            report(.invalidProperty(profile, name, value, expected: "a non-negative integer"))
             return nil
         }
         return number
@@ -99,7 +99,7 @@ struct MessageReader {
         do {
             return try JSONParser.parse(value)
         } catch {
-            report(.invalidProperty(profile, name.rawValue, value, expected: "JSON-encoded (\(error.detail))"))
+            report(.invalidProperty(profile, name, value, expected: "JSON-encoded (\(error.detail))"))
             return nil
         }
     }
@@ -108,7 +108,7 @@ struct MessageReader {
     mutating func collection() -> Int? {
         guard let value = string(.collection) else { return nil }
         guard let index = Int(value), index >= 0 else {
-            report(.invalidProperty(profile, "collection", value, expected: "a collection index"))
+            report(.invalidProperty(profile, .collection, value, expected: "a collection index"))
             return nil
         }
         if !context.collections.isEmpty, index >= context.collections.count {

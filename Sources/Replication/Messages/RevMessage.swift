@@ -43,11 +43,11 @@ public struct RevMessage: Sendable, Equatable {
         if docID == nil || revID == nil || Self.mentionsAttachments(reader.body) || Self.mentionsBlobs(reader.body) {
             readBody(&reader)
         }
-        if docID == nil { reader.report(.missingProperty(profile, "id")) }
+        if docID == nil { reader.report(.missingProperty(profile, .id)) }
         let current: RevID?
         if let revID { current = reader.checkRevID(revID) } else {
             current = nil
-            reader.report(.missingProperty(profile, PropertyName.rev.rawValue))
+            reader.report(.missingProperty(profile, .rev))
         }
         if let history, !history.isEmpty {
             switch RevisionHistory.parse(history, current: current) {

@@ -29,10 +29,10 @@ public struct SubChangesRequest: Sendable, Equatable {
     public var docIDs: [String]?
     public var sendReplacementRevs: Bool
 
-    static let definedProperties: Set<String> = [
-        "Profile", "collection", "since", "continuous", "filter", "batch", "activeOnly", "versioning",
-        "sendReplacementRevs", "channels", "Content-Type", "Accept-Encoding",
-    ]
+    static let definedProperties: Set<String> = Set([
+        PropertyName.profile, .collection, .since, .continuous, .filter, .batch, .activeOnly, .versioning,
+        .sendReplacementRevs, .channels,
+    ].map(\.rawValue) + ["Content-Type", "Accept-Encoding"])
 
     init(reading reader: inout MessageReader) {
         collection = reader.collection()
@@ -49,7 +49,7 @@ public struct SubChangesRequest: Sendable, Equatable {
         if let value = reader.string(.versioning) {
             versioning = Versioning(rawValue: value)
             if versioning == nil {
-                reader.report(.invalidProperty(ReplicationProfile.subChanges.rawValue, "versioning", value, expected: "rev-trees or version-vectors"))
+                reader.report(.invalidProperty(ReplicationProfile.subChanges.rawValue, .versioning, value, expected: "rev-trees or version-vectors"))
             }
         }
         sendReplacementRevs = reader.bool(.sendReplacementRevs)
