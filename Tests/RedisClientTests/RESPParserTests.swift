@@ -90,7 +90,7 @@ import Testing
             ":-\r\n": "not a 64-bit decimal integer", ":+1\r\n": "not a 64-bit decimal integer",
             ":9223372036854775808\r\n": "not a 64-bit decimal integer", ":1 \r\n": "not a 64-bit decimal integer",
             "$x\r\n": "bulk string's length", "$-2\r\n": "length -2", "*-5\r\n": "length -5", "*1.5\r\n": "array's length",
-            "+OK\n": "LF alone", "\n": "", "+O\rK\r\n": "CR inside a line",
+            "+OK\n": "LF alone", "\n": "0x0A", "+O\rK\r\n": "CR inside a line",
             "$3\r\nabcd\r\n": "CR LF", "$3\r\nabc\n\r": "CR LF",
         ]
         for (reply, words) in malformed {

@@ -105,9 +105,10 @@ public final class RedisConnection: RedisCommandSending, Sendable {
     func send(_ command: RESPCommand, timeout: TimeAmount) -> EventLoopFuture<RESPValue> {
         let reply = channel.eventLoop.makePromise(of: RESPValue.self)
         let written = channel.eventLoop.makePromise(of: Void.self)
-        // A channel that has closed and dropped its handlers fails the write without them.
-        written.futureResult.whenFailure { error in
-            reply.fail(error as? RedisError ?? .closed("the connection has ended (\(error))"))
+        // A channel that has closed and dropped its handlers fails the write without them; it
+        // has ended by then, and the command fails with the reason, as the pipeline would.
+        written.futureResult.whenFailure { [ended] _ in
+            ended.whenSuccess { reason in reply.fail(reason) }
         }
         channel.writeAndFlush(RedisRequest(command: command, timeout: timeout, reply: reply), promise: written)
         return reply.futureResult

@@ -4,14 +4,14 @@ import RedisClient
 
 /// A loopback TCP server that speaks just enough RESP to be a broken or hostile Redis: it
 /// reads each command (an array of bulk strings, read with ``RESPParser``) and answers with the
-/// bytes `reply` returns for it, which may be anything.
+/// bytes `reply` returns for it, which may be anything, or closes the connection when it returns nil.
 final class ScriptedRedisServer: Sendable {
     let channel: any Channel
     var port: Int { channel.localAddress!.port! }
 
     /// `reply` gets the command's name and arguments as text, and the command's number on its
     /// connection (0 is the handshake's PING).
-    init(reply: @escaping @Sendable (_ command: [String], _ number: Int) -> [UInt8]) async throws {
+    init(reply: @escaping @Sendable (_ command: [String], _ number: Int) -> [UInt8]?) async throws {
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
@@ -27,18 +27,22 @@ final class ScriptedRedisServer: Sendable {
     private final class Handler: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer
         typealias OutboundOut = ByteBuffer
-        let reply: @Sendable ([String], Int) -> [UInt8]
+        let reply: @Sendable ([String], Int) -> [UInt8]?
         var parser = RESPParser()
         var count = 0
 
-        init(reply: @escaping @Sendable ([String], Int) -> [UInt8]) { self.reply = reply }
+        init(reply: @escaping @Sendable ([String], Int) -> [UInt8]?) { self.reply = reply }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             parser.append(unwrapInboundIn(data))
             while let command = try? parser.next() {
                 let words = (command.array ?? []).map { $0.string ?? "" }
-                context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: reply(words, count))), promise: nil)
-                count += 1
+                defer { count += 1 }
+                guard let bytes = reply(words, count) else {
+                    context.close(promise: nil)
+                    return
+                }
+                context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: bytes)), promise: nil)
             }
         }
     }
