@@ -52,7 +52,8 @@ public final class RedisConnection: RedisCommandSending, Sendable {
                     if let sslContext {
                         // A DNS name is checked against the certificate and sent as SNI; with no
                         // name NIOSSL checks the certificate against the peer's IP address.
-                        let name = endpoint.host.first?.isLetter == true && !endpoint.host.contains(":") ? endpoint.host : nil
+                        let isAddress = (try? SocketAddress(ipAddress: endpoint.host, port: 0)) != nil
+                        let name = isAddress ? nil : endpoint.host
                         try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: name))
                     }
                     try sync.addHandler(RedisChannelHandler(limits: limits, ended: ended))
@@ -105,10 +106,15 @@ public final class RedisConnection: RedisCommandSending, Sendable {
     func send(_ command: RESPCommand, timeout: TimeAmount) -> EventLoopFuture<RESPValue> {
         let reply = channel.eventLoop.makePromise(of: RESPValue.self)
         let written = channel.eventLoop.makePromise(of: Void.self)
-        // A channel that has closed and dropped its handlers fails the write without them; it
-        // has ended by then, and the command fails with the reason, as the pipeline would.
-        written.futureResult.whenFailure { [ended] _ in
-            ended.whenSuccess { reason in reply.fail(reason) }
+        // The handler fails a write it refuses with the reply's own error. A channel that has
+        // closed and dropped its handlers fails the write without them; it has ended by then
+        // (or ends at once, after a socket error), and the command fails with the reason.
+        written.futureResult.whenFailure { [ended] error in
+            if let error = error as? RedisError {
+                reply.fail(error)
+            } else {
+                ended.whenSuccess { reason in reply.fail(reason) }
+            }
         }
         channel.writeAndFlush(RedisRequest(command: command, timeout: timeout, reply: reply), promise: written)
         return reply.futureResult
