@@ -7,7 +7,9 @@
 #               (`make test` runs a short soak too: Tests/SoakTests)
 SWIFT ?= swift
 # chromium, python3 and a font: the web view's browser test (headless Chromium over the DevTools protocol).
-SYSTEM_PACKAGES := libpcap-dev zlib1g-dev libisal-dev libssl-dev tshark openssl prometheus chromium python3 fonts-dejavu-core
+# redis-server: the Redis client's tests and the fleet's (they start their own server); haproxy: the fleet's tests.
+SYSTEM_PACKAGES := libpcap-dev zlib1g-dev libisal-dev libssl-dev tshark openssl prometheus chromium python3 fonts-dejavu-core \
+	redis-server haproxy
 # `make bench` also compares the relay with nginx as a blind WebSocket proxy and with a bare
 # SwiftNIO TCP forwarder (the CPU floor of its library).
 BENCH_PACKAGES := nginx-light

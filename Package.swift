@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "Relay", targets: ["Relay"]),
         .library(name: "WebView", targets: ["WebView"]),
         .library(name: "SyncGatewayLog", targets: ["SyncGatewayLog"]),
+        .library(name: "RedisClient", targets: ["RedisClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -78,6 +79,16 @@ let package = Package(
             // Sync Gateway's log lines, read and joined with the sessions they belong to.
             name: "SyncGatewayLog",
             dependencies: ["CZlib"]
+        ),
+        .target(
+            // A small Redis client (RESP2 over TCP or TLS) for the fleet's shared counters.
+            name: "RedisClient",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(
             name: "Policy",
@@ -275,6 +286,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "RedisClientTests",
+            dependencies: [
+                "RedisClient", "BLIPTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "PolicyTests",

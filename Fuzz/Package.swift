@@ -24,6 +24,7 @@ let fuzzTargets: [(name: String, products: [String])] = [
     ("fuzz-policy", ["BLIPCore", "Policy"]),
     ("fuzz-capture-redactor", ["BLIPCore", "Capture"]),
     ("fuzz-sg-log", ["SyncGatewayLog"]),
+    ("fuzz-resp", ["RedisClient"]),
 ]
 
 let package = Package(

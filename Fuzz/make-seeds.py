@@ -350,3 +350,18 @@ write("fuzz-capture-redactor", "secrets", b"\x00" + records)
 write("fuzz-capture-redactor", "secrets-fixcrc", b"\x01" + records)
 write("fuzz-capture-redactor", "secrets-small-limits", b"\x05" + records)
 write("fuzz-capture-redactor", "goblip-session-fixcrc", b"\x01" + frame_records(blip, 6000))
+
+
+# ── fuzz-resp: RESP2 replies as a server sends them (mode byte: limits; then cut sizes) ─────
+resp = (b"+OK\r\n-ERR unknown command 'FOO'\r\n:0\r\n:-9223372036854775808\r\n$5\r\nhe\r\no\r\n$0\r\n\r\n"
+        b"$-1\r\n*-1\r\n*0\r\n*3\r\n:1\r\n*2\r\n$1\r\na\r\n$-1\r\n-WRONGTYPE x\r\n")
+write("fuzz-resp", "every-type", b"\x00\x00" + resp)
+write("fuzz-resp", "every-type-cut", b"\x00\x04" + b"\x01\x00\x02\x00\x07\x00\x03\x00" + resp)
+write("fuzz-resp", "small-limits", b"\x01\x00" + resp)
+write("fuzz-resp", "scan-reply", b"\x03\x00*2\r\n$1\r\n0\r\n*3\r\n$9\r\nsession:a\r\n$9\r\nsession:b\r\n$9\r\nsession:c\r\n")
+write("fuzz-resp", "time-and-hgetall", b"\x00\x00*2\r\n$10\r\n1700000000\r\n$6\r\n123456\r\n"
+      b"*4\r\n$4\r\nuser\r\n$5\r\nalice\r\n$5\r\nrelay\r\n$2\r\nr1\r\n")
+write("fuzz-resp", "noscript", b"\x00\x00-NOSCRIPT No matching script. Please use EVAL.\r\n:7\r\n")
+write("fuzz-resp", "deep-nesting", b"\x06\x00" + b"*1\r\n" * 10 + b":1\r\n")
+write("fuzz-resp", "huge-bulk", b"\x00\x00$2000000000\r\n")
+write("fuzz-resp", "resp3-map", b"\x00\x00%1\r\n+a\r\n+b\r\n")
