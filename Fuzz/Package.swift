@@ -13,7 +13,7 @@ let fuzzTargets: [(name: String, products: [String])] = [
     ("fuzz-websocket-messages", ["Capture"]),
     ("fuzz-http-upgrade", ["Capture"]),
     ("fuzz-relay-handshake", ["Relay"]),
-    ("fuzz-relay-session", ["BLIPCore", "Policy", "Relay", "WebSocketWire"]),
+    ("fuzz-relay-session", ["BLIPCore", "Capture", "Policy", "Relay", "WebSocketWire"]),
     ("fuzz-pcap-file", ["Capture"]),
     ("fuzz-capture-packets", ["Capture"]),
     ("fuzz-tcp-reassembly", ["Capture"]),

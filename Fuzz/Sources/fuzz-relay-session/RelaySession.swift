@@ -4,6 +4,10 @@ import NIOCore
 import Policy
 @testable import Relay
 import WebSocketWire
+import struct Capture.CaptureTimestamp
+
+/// The time every input carries: the core reads no clock, so a fixed one keeps runs repeatable.
+let fuzzTime = ReceiptTime(uptime: .uptimeNanoseconds(1_000_000_000), wall: CaptureTimestamp(seconds: 1_700_000_000, nanoseconds: 0))
 
 /// A relay session fed by two hostile peers: the relay's sans-IO ``SessionCore`` takes bytes from
 /// the client and the upstream in reads the input cuts, read batches, writability, back-pressure,
@@ -32,8 +36,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let sink = Sink(readsBodies: mode & 8 == 0)
     let core = SessionCore(info: info, configuration: configuration, observers: ObserverSet([sink]))
     var harness = Harness(core: core)
-    harness.on(.attached(.upstream))
-    harness.on(.attached(.client))
+    harness.on(.attached(.upstream, at: fuzzTime))
+    harness.on(.attached(.client, at: fuzzTime))
 
     while !input.isAtEnd && !harness.finished {
         let op = input.byte()
@@ -42,14 +46,14 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         case 0, 1, 2, 3:
             let bytes = input.record()
             guard !harness.gone[side.rawValue] else { continue }
-            harness.on(.bytes(side, ByteBuffer(fuzzBytes: bytes)))
+            harness.on(.bytes(side, ByteBuffer(fuzzBytes: bytes), at: fuzzTime))
         case 4:
             let opcode = input.byte() & 0x0F
             let payload = input.record()
             guard !harness.gone[side.rawValue] else { continue }
             let mask = side == .client ? WebSocketMaskingKey(1, 2, 3, 4) : nil
             harness.on(.bytes(side, WebSocketFrameWriter.frame(opcode: opcode, payload: ByteBuffer(fuzzBytes: payload),
-                                                              mask: mask)))
+                                                              mask: mask), at: fuzzTime))
         case 5:
             guard !harness.gone[side.rawValue] else { continue }
             harness.on(.readComplete(side))
@@ -69,15 +73,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             guard !harness.timers.isEmpty else { continue }
             let timer = harness.timers.sorted { "\($0)" < "\($1)" }[choice % harness.timers.count]
             harness.timers.remove(timer)
-            harness.on(.timerFired(timer))
+            harness.on(.timerFired(timer, at: fuzzTime))
         case 10:
             harness.on(input.bool() ? .holdReading : .releaseReading)
         case 11, 12:
             guard !harness.gone[side.rawValue] else { continue }
             harness.gone[side.rawValue] = true
-            harness.on(op & 0x0F == 11 ? .connectionClosed(side) : .channelFailed(side))
+            harness.on(op & 0x0F == 11 ? .connectionClosed(side, at: fuzzTime) : .channelFailed(side))
         case 13:
-            harness.on(.shutDown)
+            harness.on(.shutDown(at: fuzzTime))
         default:
             break
         }
@@ -85,7 +89,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // The hops go away in the end, as they do.
     for side in SessionSide.allCases where !harness.gone[side.rawValue] {
         harness.gone[side.rawValue] = true
-        harness.on(.connectionClosed(side))
+        harness.on(.connectionClosed(side, at: fuzzTime))
     }
     return 0
 }
