@@ -140,8 +140,19 @@ final class SessionCore {
 
     // MARK: inputs
 
-    /// Takes one input; appends what to do to `actions` (in order).
+    /// Takes one input; appends what to do to `actions` (in order). The session's analyzer is
+    /// held for the whole input (``SessionAnalyzer/holding(_:)``: no lock per message), and the
+    /// observers hear that the input's events are all out (``SessionObserver/batchEnded()``).
     func handle(_ input: SessionInput, into actions: inout [SessionAction]) {
+        if let analyzer = info.analyzer {
+            analyzer.holding { take(input, into: &actions) }
+        } else {
+            take(input, into: &actions)
+        }
+        observers.batchEnded()
+    }
+
+    private func take(_ input: SessionInput, into actions: inout [SessionAction]) {
         switch input {
         case .attached(let side, let time):
             now = time

@@ -42,15 +42,23 @@ public final class MetricsObserver: RelayObserver, Sendable {
         case .sessionOpened(let info):
             _ = opened(info)
         case .forwarded(let id, let direction, let frames, let bytes):
-            forwarded(direction, frames: frames, bytes: bytes, track: track(id))
+            let track = track(id)
+            forwarded(direction, frames: frames, bytes: bytes, track: track)
+            track?.publish()
         case .message(let message):
-            observeMessage(message, track: track(message.sessionID))
+            let track = track(message.sessionID)
+            observeMessage(message, track: track)
+            track?.publish()
         default:
             observeSessionless(event)
         }
     }
 
-    public func observe(message event: borrowing MessageEvent) { observeMessage(copy event, track: track(event.sessionID)) }
+    public func observe(message event: borrowing MessageEvent) {
+        let track = track(event.sessionID)
+        observeMessage(copy event, track: track)
+        track?.publish()
+    }
 
     /// The session's track, made now; its handler holds it, so no message looks it up.
     public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> (any SessionObserver)? {
@@ -81,6 +89,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
         }
 
         func observe(message event: borrowing MessageEvent) { observer.observeMessage(copy event, track: track) }
+        func batchEnded() { track.publish() }
     }
 
     /// Undecoded frames: counted as decoded ones are, bar their uncompressed payload.

@@ -5,8 +5,12 @@ import Replication
 
 /// What the admin listener knows about one live session: who, counters each way, the session's
 /// own ``SessionAnalyzer`` and its recent messages. Written on the session's event loop, read by
-/// the admin listener; one uncontended lock guards the counters.
-final class SessionTrack: Sendable {
+/// the admin listener: the session counts into a table of its own, without a lock, and publishes
+/// it into the one the admin reads once per input of the session (``publish()``, one uncontended
+/// lock), so what the admin shows is at most one read batch behind.
+///
+/// `@unchecked Sendable`: ``unpublished`` is touched only on the session's event loop.
+final class SessionTrack: @unchecked Sendable {
     /// One entry of the recent-message ring.
     struct Recent: Sendable {
         var time: Double
@@ -34,6 +38,9 @@ final class SessionTrack: Sendable {
     let userMessages: [Counter]?
     let userBytes: [Counter]?
     private let counts = NIOLockedValueBox(Counts())
+    /// Counted since the last ``publish()``; its `recent` holds at most ``recentCapacity``.
+    private var unpublished = Counts()
+    private var hasUnpublished = false
 
     static let recentCapacity = 100
 
@@ -49,22 +56,41 @@ final class SessionTrack: Sendable {
     }
 
     func countFrame(direction: Int, wireBytes: Int) {
-        counts.withLockedValue { $0.bytes[direction] += wireBytes }
+        unpublished.bytes[direction] += wireBytes
+        hasUnpublished = true
     }
 
-    /// Counts a complete message of `wireBytes` payload bytes and keeps it among the recent ones:
-    /// one lock per message.
+    /// Counts a complete message of `wireBytes` payload bytes and keeps it among the recent ones
+    /// (published at the input's end, or at once when a whole ring of them waits).
     func countMessage(wireBytes: Int, _ recent: Recent) {
+        unpublished.bytes[recent.direction.rawValue] += wireBytes
+        unpublished.messages[recent.direction.rawValue] += 1
+        unpublished.recent.append(recent)
+        hasUnpublished = true
+        if unpublished.recent.count >= Self.recentCapacity { publish() }
+    }
+
+    /// Moves what was counted since the last time into the table the admin reads: one lock.
+    func publish() {
+        guard hasUnpublished else { return }
         counts.withLockedValue { counts in
-            counts.bytes[recent.direction.rawValue] += wireBytes
-            counts.messages[recent.direction.rawValue] += 1
-            if counts.recent.count < Self.recentCapacity {
-                counts.recent.append(recent)
-            } else {
-                counts.recent[counts.recentNext] = recent
+            for direction in 0..<2 {
+                counts.bytes[direction] += unpublished.bytes[direction]
+                counts.messages[direction] += unpublished.messages[direction]
             }
-            counts.recentNext = (counts.recentNext + 1) % Self.recentCapacity
+            for recent in unpublished.recent {
+                if counts.recent.count < Self.recentCapacity {
+                    counts.recent.append(recent)
+                } else {
+                    counts.recent[counts.recentNext] = recent
+                }
+                counts.recentNext = (counts.recentNext + 1) % Self.recentCapacity
+            }
         }
+        unpublished.bytes = [0, 0]
+        unpublished.messages = [0, 0]
+        unpublished.recent.removeAll(keepingCapacity: true)
+        hasUnpublished = false
     }
 
     /// Messages and bytes each way, and the recent messages oldest first.

@@ -23,7 +23,7 @@ public struct LoggingObserver: RelayObserver {
     public let redactBodies: Bool
     public let interests: RelayEventInterests
     /// Where lines go as bytes (nil: through `logger`).
-    public let sink: (any LogLineSink)?
+    public private(set) var sink: (any LogLineSink)?
     /// The logger's level, read once: `logger.logLevel` asks its handler each time.
     private let level: Logger.Level
     /// Whether message lines carry their body: the logger (a constant) lets `trace` through.
@@ -74,6 +74,35 @@ public struct LoggingObserver: RelayObserver {
         case .verdict(let verdict):
             if level <= .info { emit(.info, line.verdict(verdict)) }
         }
+    }
+
+    /// With a sink, a session's lines go through a ``LogLineBatch`` of its own, handed to the
+    /// sink once per input of the session.
+    public func open(_ info: SessionInfo, readGate: SessionReadGate?) -> (any SessionObserver)? {
+        guard let sink else { return nil }
+        var batched = self
+        let batch = LogLineBatch(handingTo: sink)
+        batched.sink = batch
+        return Session(observer: batched, batch: batch)
+    }
+
+    /// A session's handler: the observer writing into the session's batch.
+    private final class Session: SessionObserver {
+        let observer: LoggingObserver
+        let batch: LogLineBatch
+
+        init(observer: LoggingObserver, batch: LogLineBatch) {
+            self.observer = observer
+            self.batch = batch
+        }
+
+        func observe(_ event: RelayEvent) {
+            observer.observe(event)
+            if case .sessionClosed = event { batch.handOver() }
+        }
+
+        func observe(message event: borrowing MessageEvent) { observer.observe(message: event) }
+        func batchEnded() { batch.handOver() }
     }
 
     public func observe(message event: borrowing MessageEvent) {

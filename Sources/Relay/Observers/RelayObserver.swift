@@ -149,5 +149,8 @@ struct ObserverSet: @unchecked Sendable {
         }
     }
 
-
+    /// Tells each of the session's handlers that the input's events are all out.
+    func batchEnded() {
+        for index in handlers.indices { handlers[index].session?.batchEnded() }
+    }
 }

@@ -8,8 +8,13 @@ public protocol SessionObserver: AnyObject {
     func observe(_ event: RelayEvent)
     /// A complete message, lent for the call (see ``RelayObserver/observe(message:)``).
     func observe(message event: borrowing MessageEvent)
+    /// The session finished one input (a read, a timer, a close): every event of it has been
+    /// delivered. A handler that collects per event (log lines, counts, records) hands what it
+    /// collected on here, once per batch instead of once per message.
+    func batchEnded()
 }
 
 extension SessionObserver {
     public func observe(message event: borrowing MessageEvent) { observe(.message(copy event)) }
+    public func batchEnded() {}
 }

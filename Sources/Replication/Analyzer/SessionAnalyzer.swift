@@ -1,5 +1,6 @@
 import BLIPCore
 import Foundation
+import Synchronization
 
 /// Follows one replication session from both directions: pairs requests with replies and
 /// measures latency, keeps per-document timelines, checkpoint history, the session summary and
@@ -8,11 +9,25 @@ import Foundation
 /// The relay and `blipscope inspect` feed it the same events; time is passed in (seconds on any
 /// monotonic scale), never read from a clock. Thread-safe (one lock), though one session's
 /// events should come in order. Memory is bounded by ``AnalyzerLimits``.
+///
+/// The thread that feeds it (the relay session's event loop) can ``hold()`` it for a whole
+/// batch of events — one read or timer of the session, however many messages it carries: its
+/// calls meanwhile take no lock (a message costs one atomic load, not a lock), and a reader on
+/// another thread (the admin listener, a web viewer, a scrape) waits until it lets go. Calls
+/// from the holding thread itself, while it holds it, are served at once (it is re-entrant for
+/// its holder), so an observer may read it as it is being fed.
+///
+/// Lock order: nothing calls into an analyzer while holding a lock that its feeding thread may
+/// take while it holds the analyzer (the relay's readers copy what they need out of their own
+/// tables first).
 public final class SessionAnalyzer: @unchecked Sendable {
     public let connection: Int
     public let limits: AnalyzerLimits
     private let registry: CheckpointRegistry?
     private let lock = NSLock()
+    /// The thread that holds ``lock`` through ``hold()`` (0: none). Written only by that thread,
+    /// under the lock; any thread may read it to learn whether it is the holder.
+    private let holder = Atomic<UInt>(0)
     private var state: SessionState
 
     /// - Parameters:
@@ -104,9 +119,34 @@ public final class SessionAnalyzer: @unchecked Sendable {
     /// Counts so far (complete once the session has closed).
     public func summary() -> ReplicationSummary { withState { $0.summary() } }
 
+    /// Runs `batch` holding the analyzer: this thread's calls in it take no lock, other threads'
+    /// wait until it returns. Nested holds on the holding thread just run.
+    public func holding<T>(_ batch: () -> T) -> T {
+        let me = Self.currentThread
+        if holder.load(ordering: .relaxed) == me { return batch() }
+        lock.lock()
+        holder.store(me, ordering: .relaxed)
+        defer {
+            holder.store(0, ordering: .relaxed)
+            lock.unlock()
+        }
+        return batch()
+    }
+
     private func withState<T>(_ body: (inout SessionState) -> T) -> T {
+        // Only the holder itself can find its own thread here: another thread sees 0 or the holder's.
+        if holder.load(ordering: .relaxed) == Self.currentThread { return body(&state) }
         lock.lock()
         defer { lock.unlock() }
         return body(&state)
+    }
+
+    /// The calling thread's identity (never 0).
+    private static var currentThread: UInt {
+        #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+        #else
+        UInt(pthread_self())
+        #endif
     }
 }
