@@ -60,6 +60,10 @@ let package = Package(
             name: "ReplicationNames"
         ),
         .target(
+            // A value its one writer holds for a batch of writes while readers elsewhere wait.
+            name: "BatchLock"
+        ),
+        .target(
             // Every metric the relay exports, defined once (name, type, labels, HELP), for the
             // relay, the soak and the dashboards' test.
             name: "MetricCatalog"
@@ -70,7 +74,7 @@ let package = Package(
         ),
         .target(
             name: "Replication",
-            dependencies: ["BLIPCore", "ReplicationNames", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["BLIPCore", "ReplicationNames", "BatchLock", .product(name: "NIOCore", package: "swift-nio")],
             // SessionAnalyzer's state is behind its lock; dynamic exclusivity checks on it cost
             // 1–3 % of the analyzer's instructions per message in release builds.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
@@ -115,7 +119,7 @@ let package = Package(
         .target(
             name: "WebView",
             dependencies: [
-                "BLIPCore", "Replication", "Capture", "SyncGatewayLog",
+                "BLIPCore", "BatchLock", "Replication", "Capture", "SyncGatewayLog",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -224,6 +228,7 @@ let package = Package(
             dependencies: ["BLIPCore", .product(name: "NIOCore", package: "swift-nio")],
             path: "Tests/BLIPTestSupport"
         ),
+        .testTarget(name: "BatchLockTests", dependencies: ["BatchLock"]),
         .testTarget(
             name: "BLIPCoreTests",
             dependencies: ["BLIPCore", "BLIPTestSupport", "CZlib"]

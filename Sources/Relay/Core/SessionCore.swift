@@ -140,15 +140,13 @@ final class SessionCore {
 
     // MARK: inputs
 
-    /// Takes one input; appends what to do to `actions` (in order). The session's analyzer is
-    /// held for the whole input (``SessionAnalyzer/holding(_:)``: no lock per message), and the
-    /// observers hear that the input's events are all out (``SessionObserver/batchEnded()``).
+    /// Takes one input; appends what to do to `actions` (in order). The session's analyzer,
+    /// once its first message of the input takes it, stays held to the input's end (one lock per
+    /// read batch, not per message: ``SessionInspector/releaseAnalyzer()``), and the observers
+    /// hear that the input's events are all out (``SessionObserver/batchEnded()``).
     func handle(_ input: SessionInput, into actions: inout [SessionAction]) {
-        if let analyzer = info.analyzer {
-            analyzer.holding { take(input, into: &actions) }
-        } else {
-            take(input, into: &actions)
-        }
+        take(input, into: &actions)
+        inspector.releaseAnalyzer()
         observers.batchEnded()
     }
 

@@ -57,17 +57,33 @@ public final class HistoryObserver: RelayObserver, Sendable {
         func observe(_ event: RelayEvent) {}
     }
 
-    /// One session's recording, appended to on the session's event loop.
+    /// One session's recording, appended to on the session's event loop: held from the first
+    /// event of an input to its end (``SessionRecording/holdForBatch()``), so the messages of a
+    /// read batch take one lock between them, and a viewer sees each batch whole.
     private final class Handler: SessionObserver {
         let recording: SessionRecording
         let history: SessionHistory
+        private var holds = false
 
         init(recording: SessionRecording, history: SessionHistory) {
             self.recording = recording
             self.history = history
         }
 
-        func observe(_ event: RelayEvent) { HistoryObserver.handle(event, recording: recording, history: history) }
+        func observe(_ event: RelayEvent) {
+            if case .sessionClosed = event {
+                batchEnded()
+            } else if !holds {
+                holds = recording.holdForBatch()
+            }
+            HistoryObserver.handle(event, recording: recording, history: history)
+        }
+
+        func batchEnded() {
+            guard holds else { return }
+            holds = false
+            recording.releaseBatch()
+        }
     }
 
     private static func handle(_ event: RelayEvent, recording: SessionRecording, history: SessionHistory) {

@@ -23,6 +23,8 @@ final class SessionInspector {
     /// The session's replication analyzer (``RelayEventInterests/analysis``): reads each complete
     /// message and ACK once, for every observer.
     var analyzer: SessionAnalyzer?
+    /// Whether this input holds ``analyzer`` (``heldAnalyzer``).
+    private var holdsAnalyzer = false
 
     struct PendingRequest {
         var profile: String?
@@ -64,6 +66,24 @@ final class SessionInspector {
     var forgottenReplies: Int {
         guard let decoder else { return 0 }
         return BLIPDirection.allCases.reduce(0) { $0 + decoder.decoder(for: $1).forgottenReplies }
+    }
+
+    /// ``analyzer``, held from its first use in an input to the input's end (``releaseAnalyzer()``):
+    /// one lock for all the messages of a read batch, none for an input that brings no message.
+    private var heldAnalyzer: SessionAnalyzer? {
+        guard let analyzer else { return nil }
+        if !holdsAnalyzer {
+            analyzer.hold()
+            holdsAnalyzer = true
+        }
+        return analyzer
+    }
+
+    /// The session's input is done: lets go of the analyzer if it was held, for readers elsewhere.
+    func releaseAnalyzer() {
+        guard holdsAnalyzer else { return }
+        holdsAnalyzer = false
+        analyzer?.release()
     }
 
     /// True when a session analyzer reads the messages.
@@ -125,7 +145,7 @@ final class SessionInspector {
             }
             observers.emitFrame(event, ack: ack, decoded: true)
         }
-        if let analyzer, case .ack(let info) = decoded.outcome {
+        if analyzer != nil, case .ack(let info) = decoded.outcome, let analyzer = heldAnalyzer {
             analyzer.observeAck(info, from: direction, at: time.analyzerSeconds)
         }
         if case .ignored(let error) = decoded.outcome {
@@ -229,8 +249,8 @@ final class SessionInspector {
             profile = request.profile
             roundTrip = time.uptime - request.started
         }
-        let analysis = withheld ? analyzer?.observe(withheld: message, from: direction, at: time.analyzerSeconds)
-            : analyzer?.observe(message: message, from: direction, at: time.analyzerSeconds)
+        let analysis = withheld ? heldAnalyzer?.observe(withheld: message, from: direction, at: time.analyzerSeconds)
+            : heldAnalyzer?.observe(message: message, from: direction, at: time.analyzerSeconds)
         if message.type == .request {
             // A single-frame message carries no separate head: take the profile from the message,
             // as the analyzer read it when there is one (the same first `Profile`, read once).

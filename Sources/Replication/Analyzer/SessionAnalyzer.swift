@@ -1,6 +1,6 @@
 import BLIPCore
 import Foundation
-import Synchronization
+import BatchLock
 
 /// Follows one replication session from both directions: pairs requests with replies and
 /// measures latency, keeps per-document timelines, checkpoint history, the session summary and
@@ -24,11 +24,7 @@ public final class SessionAnalyzer: @unchecked Sendable {
     public let connection: Int
     public let limits: AnalyzerLimits
     private let registry: CheckpointRegistry?
-    private let lock = NSLock()
-    /// The thread that holds ``lock`` through ``hold()`` (0: none). Written only by that thread,
-    /// under the lock; any thread may read it to learn whether it is the holder.
-    private let holder = Atomic<UInt>(0)
-    private var state: SessionState
+    private let state: BatchLocked<SessionState>
 
     /// - Parameters:
     ///   - connection: the session's number, reported as `conn` in every result.
@@ -38,7 +34,7 @@ public final class SessionAnalyzer: @unchecked Sendable {
         self.connection = connection
         self.limits = limits
         self.registry = registry
-        self.state = SessionState(connection: connection, limits: limits, registry: registry)
+        self.state = BatchLocked(SessionState(connection: connection, limits: limits, registry: registry))
     }
 
     deinit { registry?.release(session: connection) }
@@ -121,32 +117,14 @@ public final class SessionAnalyzer: @unchecked Sendable {
 
     /// Runs `batch` holding the analyzer: this thread's calls in it take no lock, other threads'
     /// wait until it returns. Nested holds on the holding thread just run.
-    public func holding<T>(_ batch: () -> T) -> T {
-        let me = Self.currentThread
-        if holder.load(ordering: .relaxed) == me { return batch() }
-        lock.lock()
-        holder.store(me, ordering: .relaxed)
-        defer {
-            holder.store(0, ordering: .relaxed)
-            lock.unlock()
-        }
-        return batch()
-    }
+    public func holding<T>(_ batch: () -> T) -> T { state.holding(batch) }
 
-    private func withState<T>(_ body: (inout SessionState) -> T) -> T {
-        // Only the holder itself can find its own thread here: another thread sees 0 or the holder's.
-        if holder.load(ordering: .relaxed) == Self.currentThread { return body(&state) }
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&state)
-    }
+    /// Takes the analyzer for this thread until ``release()`` (a batch whose end is known only
+    /// later): as ``holding(_:)``. The holder must not hold it again before releasing it.
+    public func hold() { state.hold() }
 
-    /// The calling thread's identity (never 0).
-    private static var currentThread: UInt {
-        #if canImport(Darwin)
-        UInt(bitPattern: pthread_self())
-        #else
-        UInt(pthread_self())
-        #endif
-    }
+    /// Ends this thread's ``hold()``.
+    public func release() { state.release() }
+
+    private func withState<T>(_ body: (inout SessionState) -> T) -> T { state.withLockedValue(body) }
 }

@@ -1,5 +1,5 @@
 import BLIPCore
-import NIOConcurrencyHelpers
+import BatchLock
 import Replication
 import SyncGatewayLog
 
@@ -14,7 +14,9 @@ public final class SessionRecording: Sendable {
     /// The monotonic time the session opened (the zero of ``MessageRecord/time`` offsets).
     public let started: Double
     let limits: WebViewLimits
-    let state: NIOLockedValueBox<State>
+    /// Written by the session's event loop, which holds it for a whole input (``holdForBatch()``),
+    /// read by viewers, who wait for that input to end.
+    let state: BatchLocked<State>
 
     /// A message of one frame smaller than this is never ACKed: LiteCore ACKs once 50,000 bytes of
     /// a message are unacknowledged, go-blip at multiples of 50,000 bytes of its non-final frames
@@ -101,10 +103,21 @@ public final class SessionRecording: Sendable {
             state.syncGateway = SyncGatewayLogState(join: SessionLogJoin(maxWaiting: max(1, limits.maxMessagesPerSession)))
         }
         state.ring.reserveCapacity(min(limits.maxMessagesPerSession, 1024))
-        self.state = NIOLockedValueBox(state)
+        self.state = BatchLocked(state)
     }
 
     // MARK: writing (the session)
+
+    /// Holds the recording for the writing thread until ``releaseBatch()``: the writes of one
+    /// input of the session take one lock between them. False if this thread holds it already.
+    public func holdForBatch() -> Bool {
+        guard !state.isHeldHere else { return false }
+        state.hold()
+        return true
+    }
+
+    /// Ends ``holdForBatch()``.
+    public func releaseBatch() { state.release() }
 
     /// Records a complete message. `profile`: the request's profile for a reply.
     public func append(_ message: BLIPMessage, direction: BLIPDirection, time: Double, profile: String?,
