@@ -1,3 +1,4 @@
+import BLIPNIO
 import Foundation
 
 /// Where the admin listener (`/metrics`, `/healthz`, `/readyz`, `/sessions`) listens and who may
@@ -8,15 +9,20 @@ public struct AdminConfiguration: Sendable {
     public var port = 9094
     /// Required as `Authorization: Bearer TOKEN` on every request when set; mandatory off loopback.
     public var bearerToken: String?
+    /// Serve https with this certificate and key (`--admin-tls-cert`, `--admin-tls-key`): a fleet's
+    /// admin listeners are reached over the network. Without it, a token that comes in the clear
+    /// from off the machine is refused (``AdminAccess``).
+    public var tls: BLIPServerTLS?
     /// `/readyz` gives the upstream this long to accept a TCP connection.
     public var upstreamProbeTimeout: Int64 = 1
     /// Largest request head accepted; bodies are ignored.
     public var maxRequestHeadBytes = 8 * 1024
 
-    public init(host: String = "127.0.0.1", port: Int = 9094, bearerToken: String? = nil) {
+    public init(host: String = "127.0.0.1", port: Int = 9094, bearerToken: String? = nil, tls: BLIPServerTLS? = nil) {
         self.host = host
         self.port = port
         self.bearerToken = bearerToken
+        self.tls = tls
     }
 
     /// True for 127.0.0.0/8, ::1 and `localhost`.

@@ -8,9 +8,13 @@ final class AdminHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let server: AdminServer
+    private let access: AdminAccess
     private var head: HTTPRequestHead?
 
-    init(server: AdminServer) { self.server = server }
+    init(server: AdminServer, access: AdminAccess) {
+        self.server = server
+        self.access = access
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -24,6 +28,9 @@ final class AdminHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private func route(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        if case .refuseClearToken(let reason) = access.verdict(peer: context.channel.remoteAddress, head: head) {
+            return respond(context, head, .forbidden, reason + "\n")
+        }
         let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
         let webPath = server.web != nil && WebAPI.serves(path)
         // The page's own requests (EventSource cannot send headers) may carry the token as

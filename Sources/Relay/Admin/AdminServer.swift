@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Replication
 import WebView
 
@@ -41,11 +42,17 @@ public final class AdminServer: Sendable {
     /// Binds the listener; returns the bound address. Throws for a non-loopback address without a token.
     public func start() async throws -> SocketAddress {
         try configuration.validate()
+        let tls = try configuration.tls?.makeContext()
+        let access = AdminAccess(tls: tls != nil)
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { [self] channel in
-                channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
-                    channel.pipeline.addHandler(AdminHandler(server: self))
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
+                }.flatMap {
+                    channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true)
+                }.flatMap {
+                    channel.pipeline.addHandler(AdminHandler(server: self, access: access))
                 }
             }
             .bind(host: configuration.host, port: configuration.port).get()

@@ -1,3 +1,4 @@
+import BLIPNIO
 import CommandLineSupport
 import Metrics
 import NIOCore
@@ -28,9 +29,9 @@ struct AdminSetup {
 
     /// Bootstraps `MetricsSystem` with the Prometheus backend (once per process) and makes the
     /// relay's metrics. `address` is `HOST:PORT`.
-    static func make(address: String, token: String?, userLabels: Bool) throws -> AdminSetup {
+    static func make(address: String, token: String?, tls: BLIPServerTLS? = nil, userLabels: Bool) throws -> AdminSetup {
         let (host, port) = try OptionCheck.hostPort(address, option: "--admin")
-        let configuration = AdminConfiguration(host: host, port: port, bearerToken: token)
+        let configuration = AdminConfiguration(host: host, port: port, bearerToken: token, tls: tls)
         try configuration.validate()
         let registry = PrometheusCollectorRegistry()
         let factory = RelayMetricsFactory(registry: registry, durationBuckets: buckets)
@@ -63,7 +64,8 @@ struct AdminService: Service {
         let address = try await server.start()
         if let port = address.port {
             let host = address.ipAddress.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "127.0.0.1"
-            FileHandleOutput.standardError("blipscope relay admin listener at http://\(host):\(port)/")
+            let scheme = server.configuration.tls == nil ? "http" : "https"
+            FileHandleOutput.standardError("blipscope relay admin listener at \(scheme)://\(host):\(port)/")
         }
         observer.startPolling(on: eventLoop)
         try? await gracefulShutdown()

@@ -95,6 +95,12 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: "File whose first line is the admin listener's bearer token.")
     var adminTokenFile: String?
 
+    @Option(help: "PEM certificate chain: the admin listener serves https (for a fleet's listeners reached over the network; a token sent in the clear from off the machine is refused).")
+    var adminTlsCert: String?
+
+    @Option(help: "PEM private key for --admin-tls-cert.")
+    var adminTlsKey: String?
+
     @Flag(help: "With --admin: no web view (the page at / and /ui, its /api/ JSON and live feeds), so no session history is kept.")
     var noWeb = false
 
@@ -164,7 +170,10 @@ struct RelayCommand: AsyncParsableCommand {
         let group = configuration.makeEventLoopGroup()
         let token = try AdminConfiguration.token(argument: adminToken, file: adminTokenFile,
                                                  environment: ProcessInfo.processInfo.environment)
-        var adminSetup = try admin.map { try AdminSetup.make(address: $0, token: token, userLabels: metricsUserLabels) }
+        let adminTLS = try OptionCheck.serverTLS(certificate: adminTlsCert, key: adminTlsKey,
+                                                 options: ("--admin-tls-cert", "--admin-tls-key"))
+        if adminTLS != nil && admin == nil { throw ValidationError("--admin-tls-cert serves the admin listener: give --admin too") }
+        var adminSetup = try admin.map { try AdminSetup.make(address: $0, token: token, tls: adminTLS, userLabels: metricsUserLabels) }
         if !sgLog.isEmpty && (adminSetup == nil || noWeb) {
             throw ValidationError("--sg-log shows Sync Gateway's lines in the web view: give --admin (and not --no-web)")
         }

@@ -101,17 +101,19 @@ enum OptionCheck {
     }
 
     /// The wss:// a server listens with, `--tls-cert` and `--tls-key` loaded now, so that a bad
-    /// file fails the command rather than its first client.
-    static func serverTLS(certificate: String?, key: String?) throws -> BLIPServerTLS? {
+    /// file fails the command rather than its first client. `options`: the two options' names
+    /// (the admin listener's are `--admin-tls-cert` and `--admin-tls-key`).
+    static func serverTLS(certificate: String?, key: String?,
+                          options: (certificate: String, key: String) = ("--tls-cert", "--tls-key")) throws -> BLIPServerTLS? {
         switch (certificate, key) {
         case (nil, nil):
             return nil
         case (let certificate?, let key?):
             let tls = BLIPServerTLS(certificateChainPath: certificate, privateKeyPath: key)
-            do { _ = try tls.makeContext() } catch { throw failure(error, caBundleOption: "--upstream-ca") }
+            do { _ = try tls.makeContext() } catch { throw failure(error, caBundleOption: "--upstream-ca", serverOptions: options) }
             return tls
         default:
-            throw CommandFailure(cause: "--tls-cert and --tls-key go together", hint: "give both PEM files, or neither")
+            throw CommandFailure(cause: "\(options.certificate) and \(options.key) go together", hint: "give both PEM files, or neither")
         }
     }
 
@@ -124,12 +126,14 @@ enum OptionCheck {
         return tls
     }
 
-    private static func failure(_ error: BLIPTLSError, caBundleOption: String) -> CommandFailure {
+    private static func failure(_ error: BLIPTLSError, caBundleOption: String,
+                                serverOptions: (certificate: String, key: String) = ("--tls-cert", "--tls-key")) -> CommandFailure {
         switch error.file {
         case .certificateChain:
-            return CommandFailure(cause: "--tls-cert \(error)", hint: "give the PEM file of the server's certificate, then any intermediates")
+            return CommandFailure(cause: "\(serverOptions.certificate) \(error)", hint: "give the PEM file of the server's certificate, then any intermediates")
         case .privateKey:
-            return CommandFailure(cause: "--tls-key \(error)", hint: "give the PEM file of the private key of --tls-cert's first certificate")
+            return CommandFailure(cause: "\(serverOptions.key) \(error)",
+                                  hint: "give the PEM file of the private key of \(serverOptions.certificate)'s first certificate")
         case .caBundle:
             return CommandFailure(cause: "\(caBundleOption) \(error)", hint: "give a PEM file of the CA certificates to trust")
         }
