@@ -77,6 +77,13 @@ public final class BLIPChannelHandler: ChannelDuplexHandler {
         if remoteClose != nil { context.close(promise: nil) }
     }
 
+    /// Sends a WebSocket PING (a heartbeat, as LiteCore's replicator sends on an idle connection);
+    /// the peer answers PONG.
+    public func sendPing() {
+        guard let context, !closeSent, !inactive else { return }
+        context.writeAndFlush(wrapOutboundOut(frame(.ping, context.channel.allocator.buffer(capacity: 0))), promise: nil)
+    }
+
     public func pauseReading() { readingPaused = true }
 
     public func resumeReading() {

@@ -37,6 +37,12 @@ public struct BLIPConnection: Sendable {
         try await onLoop { $0.close(code: code, reason: reason) }
     }
 
+    /// Sends a WebSocket PING (a heartbeat); from any thread.
+    public func ping() {
+        let handler = self.handler
+        channel.eventLoop.execute { handler.value.sendPing() }
+    }
+
     public func pauseReading() async throws { try await onLoop { $0.pauseReading() } }
     public func resumeReading() async throws { try await onLoop { $0.resumeReading() } }
 
