@@ -1,4 +1,5 @@
 import BLIPCore
+import BLIPNIO
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -99,12 +100,13 @@ struct ClientPipeline {
             pending.handshake.refusal = HandshakeHandler.refusal(for: error)
             return channel.eventLoop.makeSucceededFuture(nil)
         }
-        guard let (route, urls) = configuration.upstream.route(for: client.database) else {
+        guard let routed = configuration.upstream.route(for: client.database) else {
             pending.handshake.refusal = HandshakeHandler.refusal(for: RelayError(.unknownDatabase(client.database)))
             return channel.eventLoop.makeSucceededFuture(nil)
         }
+        let route = routed.route, urls = routed.nodes
         let clientIP = channel.remoteAddress?.ipAddress, clientTLS = sslContext != nil
-        let makeRequest = { (url: UpstreamURL) in
+        let makeRequest: @Sendable (UpstreamURL) -> WebSocketUpgradeRequest? = { url in
             HandshakeHeaders.upstreamRequest(from: head, uri: url.pathPrefix + head.uri, upstreamHost: "\(url.host):\(url.port)",
                                              clientIP: clientIP, clientTLS: clientTLS)
         }
@@ -139,7 +141,7 @@ struct ClientPipeline {
                     session.setSubprotocol(response.headers.first(name: "Sec-WebSocket-Protocol"))
                     session.setUpstreamResponse(response)
                     session.setUpstreamConnectTime(.now() - dialStarted)
-                    session.attach(answer.hop, channel: upstream)
+                    session.attach(answer.hop.value, channel: upstream)
                     session.whenFinished { balancer.released(answer.node) }
                     if session.isFinished { upstream.close(promise: nil) } else { server.register(session) }
                     return HandshakeHeaders.upgradeResponse(from: response)

@@ -137,15 +137,15 @@ final class UpstreamBalancer: Sendable {
             for check in firstChecks.withLockedValue({ $0 }) { try? await check.get() }
             return pool.withLockedValue { $0.readiness(checked: true) }
         }
-        let probe = UpstreamHealthProbe(sslContext: probe.sslContext, timeout: probeTimeout)
+        let oneOff = UpstreamHealthProbe(sslContext: probe.sslContext, timeout: probeTimeout)
         var answering = Set<UpstreamNode>()
         for state in nodes {
-            let result = try? await probe.check(state.node, on: group.next()).get()
+            let result = try? await oneOff.check(state.node, on: group.next()).get()
             if case .success(let status) = result, UpstreamHealthChecks.passes(status: status) { answering.insert(state.node) }
         }
-        let reasons = routing.routes.compactMap { route, urls -> String? in
-            urls.contains { answering.contains($0.node) } ? nil
-                : "\(route): no node answers (\(urls.map(\.node.label).joined(separator: ", ")))"
+        let reasons = routing.routes.compactMap { entry -> String? in
+            entry.nodes.contains { answering.contains($0.node) } ? nil
+                : "\(entry.route): no node answers (\(entry.nodes.map(\.node.label).joined(separator: ", ")))"
         }
         return UpstreamReadiness(reasons: reasons)
     }

@@ -7,24 +7,24 @@ import NIOCore
 /// passed over for the next; any other answer (401, 403, 404 …) is the client's and goes back to
 /// it at once, as does the first 101. When every node failed the client gets the last failure,
 /// as with one node.
-struct UpstreamDial {
+struct UpstreamDial: Sendable {
     let connector: UpstreamConnector
     let balancer: UpstreamBalancer
     let route: UpstreamRoute
     let urls: [UpstreamURL]
     let sessionID: UInt64
     /// The upgrade request for a node's URL (its `Host` and path prefix).
-    let makeRequest: (UpstreamURL) -> WebSocketUpgradeRequest?
+    let makeRequest: @Sendable (UpstreamURL) -> WebSocketUpgradeRequest?
     /// A fresh upstream hop for each node tried: a hop joins only the channel that upgraded.
-    let makeHop: () -> HopHandler
+    let makeHop: @Sendable () -> HopHandler
 
     /// What the chosen node answered, which node it was, and the hop now in its channel.
-    struct Answer {
+    struct Answer: Sendable {
         var outcome: UpstreamOutcome
         var url: UpstreamURL
         /// The node's index in the balancer (released when the session ends).
         var node: Int
-        var hop: HopHandler
+        var hop: NIOLoopBound<HopHandler>
     }
 
     func connect(on eventLoop: EventLoop) -> EventLoopFuture<Answer> {
@@ -32,19 +32,22 @@ struct UpstreamDial {
     }
 
     private func attempt(tried: Set<Int>, last: Result<Answer, RelayError>?, on eventLoop: EventLoop) -> EventLoopFuture<Answer> {
-        guard let (index, node) = balancer.pick(route, excluding: tried) else {
-            return eventLoop.makeCompletedFuture((last ?? .failure(RelayError(.upstreamUnreachable("no node left")))).mapError { $0 })
+        guard let picked = balancer.pick(route, excluding: tried) else {
+            let result = last ?? .failure(RelayError(.upstreamUnreachable("no node left")))
+            return eventLoop.makeCompletedFuture(result.mapError { $0 as any Error })
         }
+        let index = picked.index, node = picked.node
         guard let url = urls.first(where: { $0.node == node }), let request = makeRequest(url) else {
             balancer.released(index)
             return eventLoop.makeFailedFuture(RelayError(.notAnUpgrade))
         }
         let hop = makeHop()
+        let boundHop = NIOLoopBound(hop, eventLoop: eventLoop)
         let promise = eventLoop.makePromise(of: Answer.self)
         connector.connect(to: url, request: request, hop: hop, on: eventLoop).whenComplete { result in
             switch result {
             case .success(let outcome):
-                let answer = Answer(outcome: outcome, url: url, node: index, hop: hop)
+                let answer = Answer(outcome: outcome, url: url, node: index, hop: boundHop)
                 switch outcome {
                 case .upgraded:
                     balancer.opened(index)

@@ -19,6 +19,10 @@ struct UpstreamHealthProbe: Sendable {
             promise.succeed(.failure(RelayError(.upstreamCheckFailed("no answer within \(timeout.nanoseconds / 1_000_000) ms"))))
         }
         promise.futureResult.whenComplete { _ in deadline.cancel() }
+        // Cancelled once answered; failed unrun when the loop shuts down first: the check ends then.
+        deadline.futureResult.whenFailure { _ in
+            promise.succeed(.failure(RelayError(.upstreamCheckFailed("the relay is shutting down"))))
+        }
         let sslContext = node.secure ? sslContext : nil
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(timeout)

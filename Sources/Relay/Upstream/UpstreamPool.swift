@@ -57,11 +57,8 @@ struct UpstreamPool: Sendable {
         for (route, urls) in routing.routes {
             var indexes: [Int] = []
             for url in urls {
-                let index = nodes.firstIndex { $0.node == url.node } ?? {
-                    nodes.append(NodeState(node: url.node))
-                    return nodes.count - 1
-                }()
-                if !indexes.contains(index) { indexes.append(index) }
+                if nodes.firstIndex(where: { $0.node == url.node }) == nil { nodes.append(NodeState(node: url.node)) }
+                if let index = nodes.firstIndex(where: { $0.node == url.node }), !indexes.contains(index) { indexes.append(index) }
             }
             routes[route] = indexes
         }
@@ -98,13 +95,13 @@ struct UpstreamPool: Sendable {
             nodes[index].live = max(0, nodes[index].live - 1)
             return nil
         case .checked(let index, let passed):
-            return passed ? passed(index) : failed(index)
+            return passed ? recordPass(index) : recordFailure(index)
         case .unreachable(let index):
-            return failed(index)
+            return recordFailure(index)
         }
     }
 
-    private mutating func passed(_ index: Int) -> Transition? {
+    private mutating func recordPass(_ index: Int) -> Transition? {
         nodes[index].failuresInARow = 0
         nodes[index].confirmed = true
         guard !nodes[index].up else { return nil }
@@ -115,7 +112,7 @@ struct UpstreamPool: Sendable {
         return .cameUp(nodes[index].node)
     }
 
-    private mutating func failed(_ index: Int) -> Transition? {
+    private mutating func recordFailure(_ index: Int) -> Transition? {
         nodes[index].passesInARow = 0
         guard nodes[index].up else { return nil }
         nodes[index].failuresInARow += 1
