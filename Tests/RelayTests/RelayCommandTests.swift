@@ -197,7 +197,8 @@ struct RelayCommandTests {
         var configuration = BLIPWebSocketServer.Configuration()
         let choose = configuration.decide
         configuration.decide = { head in
-            seen.withLockedValue { $0.append(head.headers.first(name: "X-Forwarded-Proto")) }
+            // The upgrades only: each relay's health checks (GET /) reach this upstream too.
+            if head.uri != "/" { seen.withLockedValue { $0.append(head.headers.first(name: "X-Forwarded-Proto")) } }
             return choose(head)
         }
         let upstream = try await BLIPWebSocketServer.start(configuration, group: group)

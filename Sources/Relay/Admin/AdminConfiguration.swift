@@ -8,7 +8,7 @@ public struct AdminConfiguration: Sendable {
     public var port = 9094
     /// Required as `Authorization: Bearer TOKEN` on every request when set; mandatory off loopback.
     public var bearerToken: String?
-    /// Without background health checks, `/readyz` gives each node this long (seconds) to answer `GET /`.
+    /// Without background health checks, `/readyz` gives each node this long (seconds) to accept a TCP connection.
     public var upstreamProbeTimeout: Int64 = 1
     /// Largest request head accepted; bodies are ignored.
     public var maxRequestHeadBytes = 8 * 1024

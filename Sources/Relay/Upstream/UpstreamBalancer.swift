@@ -1,6 +1,7 @@
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 import NIOSSL
 
 /// The shell around the ``UpstreamPool``: holds it under a lock for every handshake's pick, runs
@@ -131,21 +132,23 @@ final class UpstreamBalancer: Sendable {
 
     /// Whether every route has a healthy node (``UpstreamReadiness``). With checks, once each
     /// node's first check has ended (bounded by the check timeout), from the checks' state;
-    /// without, from one `GET /` of every node now, each within `probeTimeout`.
+    /// without, from whether each node accepts a TCP connection now, within `probeTimeout`.
     func readiness(probeTimeout: TimeAmount) async -> UpstreamReadiness {
         guard checks.interval == nil else {
             for check in firstChecks.withLockedValue({ $0 }) { try? await check.get() }
             return pool.withLockedValue { $0.readiness(checked: true) }
         }
-        let oneOff = UpstreamHealthProbe(sslContext: probe.sslContext, timeout: probeTimeout)
-        var answering = Set<UpstreamNode>()
+        var accepting = Set<UpstreamNode>()
         for state in nodes {
-            let result = try? await oneOff.check(state.node, on: group.next()).get()
-            if case .success(let status) = result, UpstreamHealthChecks.passes(status: status) { answering.insert(state.node) }
+            let bootstrap = ClientBootstrap(group: group).connectTimeout(probeTimeout)
+            if let channel = try? await bootstrap.connect(host: state.node.host, port: state.node.port).get() {
+                accepting.insert(state.node)
+                try? await channel.close()
+            }
         }
         let reasons = routing.routes.compactMap { entry -> String? in
-            entry.nodes.contains { answering.contains($0.node) } ? nil
-                : "\(entry.route): no node answers (\(entry.nodes.map(\.node.label).joined(separator: ", ")))"
+            entry.nodes.contains { accepting.contains($0.node) } ? nil
+                : "\(entry.route): no node accepts a connection (\(entry.nodes.map(\.node.label).joined(separator: ", ")))"
         }
         return UpstreamReadiness(reasons: reasons)
     }
