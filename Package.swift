@@ -255,7 +255,7 @@ let package = Package(
         .testTarget(
             name: "RelayTests",
             dependencies: [
-                "Relay", "Gateway", "MetricCatalog", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "Policy", "WebSocketWire", "Mediation", "MediationRules",
+                "Relay", "Gateway", "WebView", "MetricCatalog", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "Policy", "WebSocketWire", "Mediation", "MediationRules",
                 "ReplicationNames",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -10,6 +10,7 @@ import NIOHTTP1
 import NIOPosix
 import Prometheus
 import Testing
+import WebView
 @testable import Relay
 
 /// A relay in front of several upstream nodes (embedded gateways or scripted upstreams) on
@@ -52,12 +53,15 @@ struct NodesFixture {
         configure(&configuration)
         let recorder = RecordingObserver(interests: .sessions)
         let log = EventLog<String>()
+        let history = SessionHistory()
+        // The history before the recorder: once the recorder has seen an open, the web view has it.
         let relay = RelayServer(configuration: configuration, group: group,
                                 logger: Logger(label: "nodes-test") { _ in LineLog(lines: log) },
-                                observers: [observer, recorder])
+                                observers: [observer, HistoryObserver(history: history), recorder])
         let address = try await relay.start()
         let admin = AdminServer(configuration: AdminConfiguration(host: "127.0.0.1", port: 0), group: group, relay: relay,
-                                observer: observer, metricsText: { registry.emitToBuffer() })
+                                observer: observer, web: WebAPI(history: history, now: HistoryObserver.now),
+                                metricsText: { registry.emitToBuffer() })
         let adminAddress = try await admin.start()
         return NodesFixture(group: group, relay: relay, relayPort: address.port!, recorder: recorder, log: log,
                             registry: registry, admin: admin, adminPort: adminAddress.port!)

@@ -30,6 +30,9 @@ import Testing
         #expect(try await fixture.metric(#"blipscope_upstream_node_sessions_active{node="\#(nodeA.label)"}"#) == 2)
         let listed = try await fixture.get("/sessions").body
         #expect(listed.contains(#""node":"\#(nodeA.label)""#) && listed.contains(#""node":"\#(nodeB.label)""#))
+        let web = try await fixture.get("/api/sessions").body
+        #expect(web.contains(#""node":"\#(nodeA.label)""#) && web.contains(#""node":"\#(nodeB.label)""#), "\(web)")
+        #expect(web.contains(#""upstream":"ws://\#(nodeB.label)""#), "the upstream is the node's URL")
         for session in sessions + next { try? await session.client.close() }
         try await fixture.shutdown()
         try await a.stop()
@@ -46,6 +49,8 @@ import Testing
                                                    group: group)
         let first = try await fixture.connected()
         #expect(first.node == live, "the closed port was tried first, then the gateway")
+        let opened = try await fixture.logLine(containing: "event=open session=1 ")
+        #expect(opened.contains("upstream=ws://\(live.label) ") && opened.hasSuffix("node=\(live.label)"), "\(opened)")
         _ = try await fixture.logLine(containing: "upstream node \(dead.label) failed session 1 before its 101")
         _ = try await fixture.logLine(containing: "upstream node \(dead.label) is down after 1 failed check")
         #expect(fixture.relay.balancer?.state(of: dead)?.up == false, "no one listening counts as a failed check")
