@@ -19,6 +19,9 @@ import Testing
         var sessions: [(client: BLIPConnection, node: UpstreamNode)] = []
         for _ in 0..<4 { sessions.append(try await fixture.connected()) }
         let nodeA = NodesFixture.url(a.port).node, nodeB = NodesFixture.url(b.port).node
+        // The embedded gateway answers the health check as Sync Gateway does: 200 at its root.
+        let check = try await UpstreamHealthProbe(sslContext: nil, timeout: .seconds(30)).check(nodeA, on: group.next()).get()
+        #expect(try check.get() == 200)
         #expect(sessions.filter { $0.node == nodeA }.count == 2 && sessions.filter { $0.node == nodeB }.count == 2)
         // Both of b's sessions end: the next two sessions go to b, which has none.
         for session in sessions where session.node == nodeB { try await session.client.close() }
