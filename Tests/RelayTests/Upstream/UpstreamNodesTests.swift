@@ -109,6 +109,28 @@ import Testing
         try await group.shutdownGracefully()
     }
 
+    /// A node that accepts the connection and never answers the upgrade is passed over once the
+    /// handshake timeout is up; the client gets the next node's 101.
+    @Test func aSilentNodeIsPassedOverAtTheHandshakeTimeout() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        var configuration = BLIPWebSocketServer.Configuration()
+        configuration.decide = { _ in .hang }
+        let silent = try await BLIPWebSocketServer.start(configuration, group: group)
+        let gateway = try await NodesFixture.gateway(group: group)
+        let silentNode = NodesFixture.url(silent.localAddress.port!).node
+        // Long enough for a loaded machine's loopback handshake with the gateway.
+        let fixture = try await NodesFixture.start(nodes: [NodesFixture.url(silentNode.port), NodesFixture.url(gateway.port)],
+                                                   group: group) { $0.upstreamHandshakeTimeout = .seconds(3) }
+        let session = try await fixture.connected()
+        #expect(session.node == NodesFixture.url(gateway.port).node)
+        #expect(try await fixture.metric(#"blipscope_upstream_node_skips_total{node="\#(silentNode.label)",reason="timeout"}"#) == 1)
+        try await session.client.close()
+        try await fixture.shutdown()
+        try? await silent.close()
+        try await gateway.stop()
+        try await group.shutdownGracefully()
+    }
+
     @Test func allNodesFailingGiveTheClientTheLastFailure() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         let closed = try ClosedPort()
