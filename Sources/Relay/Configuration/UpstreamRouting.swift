@@ -39,18 +39,3 @@ public struct UpstreamRouting: Sendable, Equatable {
     /// Whether any database goes to a `wss://` upstream (the relay then needs a TLS client context).
     public var anySecure: Bool { defaultNodes.contains { $0.secure } || perDatabaseNodes.values.joined().contains { $0.secure } }
 }
-
-/// A list of nodes sessions are spread over: the default one, or a database's own.
-public enum UpstreamRoute: Sendable, Hashable, CustomStringConvertible {
-    /// `--upstream`: every database without a route of its own.
-    case fallback
-    /// `--route DB=…`.
-    case database(String)
-
-    public var description: String {
-        switch self {
-        case .fallback: "default"
-        case .database(let name): "database \(name)"
-        }
-    }
-}
