@@ -56,8 +56,8 @@ final class UpstreamBalancer: Sendable {
     func released(_ index: Int) { apply(.released(index)) }
 
     /// A dial to node `index` failed for a reason that is the node's: the session passes to the
-    /// next node. Counted, and `logged` (a route of several nodes); a node no one answers at
-    /// counts as a failed check.
+    /// next node. Counted, and `logged` (a route of several nodes). With checks on, a node no one
+    /// answers at counts as a failed check (without, nothing would bring it back up).
     func skipped(_ index: Int, session: UInt64, reason: UpstreamFailure, logged: Bool, detail: String) {
         apply(.released(index))
         let node = pool.withLockedValue { $0.nodes[index].node }
@@ -65,7 +65,7 @@ final class UpstreamBalancer: Sendable {
         if logged {
             logger.warning("upstream node \(node.label) failed session \(session) before its 101 (\(detail)); the session goes to the route's next node, if one is left")
         }
-        if reason == .unreachable { apply(.unreachable(index)) }
+        if reason == .unreachable, checks.interval != nil { apply(.unreachable(index)) }
     }
 
     // MARK: checks

@@ -33,9 +33,10 @@ struct UpstreamPool: Sendable {
         case released(Int)
         /// A background check passed or failed.
         case checked(Int, passed: Bool)
-        /// A session's dial found no one listening (TCP refused, unreachable, no TLS): counted as
-        /// a failed check, since no client can cause it. HTTP refusals and timeouts are not
-        /// (a hostile client must not take nodes down).
+        /// A session's dial found no one listening (TCP refused, unreachable): counted as a failed
+        /// check, since no client can cause it (the shell reports it only while checks run, which
+        /// can bring the node back). HTTP refusals and timeouts are not: a hostile client must not
+        /// take nodes down.
         case unreachable(Int)
     }
 
