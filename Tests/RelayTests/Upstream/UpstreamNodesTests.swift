@@ -167,6 +167,8 @@ import Testing
 
         try await b?.stop()
         b = nil
+        // Gone: nothing listens on b's port, which is held until b starts on it again.
+        var hold: ClosedPort? = try ClosedPort(port: portB)
         _ = try await fixture.logLine(containing: "upstream node \(nodeB.label) is down after 2 failed checks")
         #expect(try await fixture.get("/readyz").status == 200, "a is still up")
         var sessions: [(client: BLIPConnection, node: UpstreamNode)] = []
@@ -176,6 +178,8 @@ import Testing
         #expect((try await fixture.metric(#"blipscope_upstream_node_check_failures_total{node="\#(nodeB.label)"}"#) ?? 0) >= 2)
         #expect(try await fixture.metric(#"blipscope_upstream_node_skips_total{node="\#(nodeB.label)",reason="unreachable"}"#) == 0)
 
+        withExtendedLifetime(hold) {}
+        hold = nil  // closed: the port is free for b again
         b = try await NodesFixture.gateway(port: portB, group: group)
         _ = try await fixture.logLine(containing: "upstream node \(nodeB.label) is up again after 2 passed checks")
         #expect(try await fixture.metric(#"blipscope_upstream_node_up{node="\#(nodeB.label)"}"#) == 1)
