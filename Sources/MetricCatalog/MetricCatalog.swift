@@ -4,7 +4,8 @@
 ///
 /// Labels are bounded: directions, message types and the known replication profiles are fixed
 /// sets (unknown profiles are `other`); databases, error codes and close reasons are capped by
-/// the relay's `maxLabelValues` (then `other`). Document IDs never become labels; user names
+/// the relay's `maxLabelValues` (then `other`), as are Sync Gateway nodes (`host:port`, from the
+/// configuration). Document IDs never become labels; user names
 /// only with `--metrics-user-labels`.
 public enum MetricCatalog {
     // Each definition's HELP text says what it counts; its labels are every series' labels.
@@ -26,6 +27,21 @@ public enum MetricCatalog {
     public static let upstreamConnectFailuresTotal = MetricDefinition(
         "blipscope_upstream_connect_failures_total", .counter, labels: ["reason"],
         help: "Upstream dials that failed: unreachable, timeout, refused (the upstream's own answer), handshake (a 101 the relay cannot accept).")
+    public static let upstreamNodeSessionsActive = MetricDefinition(
+        "blipscope_upstream_node_sessions_active", .gauge, labels: ["node"],
+        help: "Relay sessions now open on each Sync Gateway node (host:port).")
+    public static let upstreamNodeSessionsTotal = MetricDefinition(
+        "blipscope_upstream_node_sessions_total", .counter, labels: ["node"],
+        help: "Relay sessions opened on each Sync Gateway node (host:port).")
+    public static let upstreamNodeUp = MetricDefinition(
+        "blipscope_upstream_node_up", .gauge, labels: ["node"],
+        help: "Whether each Sync Gateway node (host:port) is up (1) or down (0) by the relay's health checks.")
+    public static let upstreamNodeCheckFailuresTotal = MetricDefinition(
+        "blipscope_upstream_node_check_failures_total", .counter, labels: ["node"],
+        help: "Failed health checks (GET /) of each Sync Gateway node (host:port).")
+    public static let upstreamNodeSkipsTotal = MetricDefinition(
+        "blipscope_upstream_node_skips_total", .counter, labels: ["node", "reason"],
+        help: "Session dials passed from a node to the next one, by node and why: unreachable, timeout, refused (a 5xx), handshake.")
     public static let messagesTotal = MetricDefinition(
         "blipscope_messages_total", .counter, labels: ["direction", "type", "profile"],
         help: "Complete BLIP messages relayed, by direction, type and profile.")
@@ -89,7 +105,7 @@ public enum MetricCatalog {
 
     /// Every metric above (histograms appear in a scrape as `_bucket`, `_sum`, `_count`).
     public static let all: [MetricDefinition] = [
-        sessionsActive, sessionsTotal, sessionsClosedTotal, handshakesTotal, upstreamConnectSeconds, upstreamConnectFailuresTotal, messagesTotal, framesTotal, wireBytesTotal, payloadBytesTotal, requestDurationSeconds, errorRepliesTotal, documentsTotal, revisionsTotal, tombstonesTotal, attachmentBytesTotal, conflictsTotal, policyVerdictsTotal, rateLimitDelaySeconds, stuckSessions, captureRecordsTotal, captureBytesTotal, captureDroppedTotal, decodeFailuresTotal, userMessagesTotal, userWireBytesTotal,
+        sessionsActive, sessionsTotal, sessionsClosedTotal, handshakesTotal, upstreamConnectSeconds, upstreamConnectFailuresTotal, upstreamNodeSessionsActive, upstreamNodeSessionsTotal, upstreamNodeUp, upstreamNodeCheckFailuresTotal, upstreamNodeSkipsTotal, messagesTotal, framesTotal, wireBytesTotal, payloadBytesTotal, requestDurationSeconds, errorRepliesTotal, documentsTotal, revisionsTotal, tombstonesTotal, attachmentBytesTotal, conflictsTotal, policyVerdictsTotal, rateLimitDelaySeconds, stuckSessions, captureRecordsTotal, captureBytesTotal, captureDroppedTotal, decodeFailuresTotal, userMessagesTotal, userWireBytesTotal,
     ]
 
     /// The definition named `name`.

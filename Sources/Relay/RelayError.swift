@@ -15,6 +15,8 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         case upstreamUnreachable(String)
         case upstreamTimeout
         case upstreamHandshake(String)
+        /// A background `GET /` of a node got no passing answer (the text says what it got).
+        case upstreamCheckFailed(String)
         case clientHandshakeTimeout
         case frameTooLarge
         case webSocketProtocol(String)
@@ -89,6 +91,7 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         case .upstreamUnreachable: return "upstream_unreachable"
         case .upstreamTimeout: return "upstream_timeout"
         case .upstreamHandshake: return "upstream_handshake"
+        case .upstreamCheckFailed: return "upstream_check_failed"
         case .clientHandshakeTimeout: return "client_handshake_timeout"
         case .frameTooLarge: return "frame_too_large"
         case .webSocketProtocol: return "websocket_protocol"
@@ -123,6 +126,8 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
             return "upstream did not complete the WebSocket handshake in time"
         case .upstreamHandshake(let detail):
             return "upstream handshake failed: \(detail)"
+        case .upstreamCheckFailed(let detail):
+            return "health check failed: \(detail)"
         case .clientHandshakeTimeout:
             return "client did not send its upgrade request in time"
         case .frameTooLarge:

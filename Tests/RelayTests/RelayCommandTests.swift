@@ -160,6 +160,32 @@ struct RelayCommandTests {
         #expect(try await gateway2.stop() == 0)
     }
 
+    @Test("--upstream twice and --route DB=URL1,URL2: sessions take the nodes in turn, each open line names its node")
+    func severalNodes() async throws {
+        let seed = try Self.seedFile(["doc-a", "doc-b"])
+        defer { try? FileManager.default.removeItem(atPath: seed) }
+        let (gateway1, port1) = try await BlipscopeExecutable.startGateway(["--db", "db", "--load", seed])
+        defer { gateway1.kill() }
+        let (gateway2, port2) = try await BlipscopeExecutable.startGateway(["--db", "db", "--load", seed])
+        defer { gateway2.kill() }
+        let node1 = "127.0.0.1:\(port1)", node2 = "127.0.0.1:\(port2)"
+        for arguments in [["--upstream", "ws://\(node1)", "--upstream", "ws://\(node2)"], ["--route", "db=ws://\(node1),ws://\(node2)"]] {
+            let (relay, relayPort) = try await BlipscopeExecutable.startRelay(arguments)
+            defer { relay.kill() }
+            for _ in 0..<2 {
+                let pull = try await BlipscopeExecutable.replicate("ws://127.0.0.1:\(relayPort)/db")
+                #expect(pull.status == 0 && pull.result?["pulledRevisions"] as? Int == 2, "\(pull.errors)")
+            }
+            #expect(try await relay.stop() == 0)
+            let opens = relay.output.lines.filter { $0.contains("event=open") }
+            #expect(opens.count == 2 && opens[0].hasSuffix("node=\(node1)") && opens[1].hasSuffix("node=\(node2)"), "\(opens)")
+            #expect(relay.errors.text.contains("upstream ws://\(node1) + ws://\(node2)") || relay.errors.text.contains("db→ws://\(node1) + ws://\(node2)"),
+                    "\(relay.errors.text)")
+        }
+        #expect(try await gateway1.stop() == 0)
+        #expect(try await gateway2.stop() == 0)
+    }
+
     @Test("--insecure: a wss upstream with a self-signed certificate is used; without it the client gets no session")
     func insecureUpstream() async throws {
         let certificate = try await TestCertificate.make()
@@ -197,7 +223,8 @@ struct RelayCommandTests {
         var configuration = BLIPWebSocketServer.Configuration()
         let choose = configuration.decide
         configuration.decide = { head in
-            seen.withLockedValue { $0.append(head.headers.first(name: "X-Forwarded-Proto")) }
+            // The upgrades only: each relay's health checks (GET /) reach this upstream too.
+            if head.uri != "/" { seen.withLockedValue { $0.append(head.headers.first(name: "X-Forwarded-Proto")) } }
             return choose(head)
         }
         let upstream = try await BLIPWebSocketServer.start(configuration, group: group)

@@ -25,6 +25,10 @@ struct GatewayHandshake: Equatable {
 
     static func decide(_ head: HTTPRequestHead, configuration: GatewayConfiguration) -> Outcome {
         let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
+        // Sync Gateway's root answers a welcome: what a load balancer's or the relay's health check asks.
+        if path == "/", head.method == .GET, !head.headers.contains(name: "Upgrade") {
+            return .refuse(.refuse(status: .ok, headers: ["Content-Type": "application/json"], body: welcome))
+        }
         let parts = path.split(separator: "/", omittingEmptySubsequences: true)
         guard parts.count == 2, parts[1] == "_blipsync" else {
             return .refuse(jsonError(.notFound, "not_found", "unknown URL \(path)"))
@@ -53,6 +57,9 @@ struct GatewayHandshake: Equatable {
         headers.add(name: "X-Correlation-ID", value: handshake.correlationID)
         return .accept(handshake, .accept(subprotocol: subprotocol, headers: headers))
     }
+
+    /// The body of `GET /`, shaped as Sync Gateway's (`couchdb`, `vendor`).
+    static let welcome = #"{"couchdb":"Welcome","vendor":{"name":"BlipScope embedded gateway"}}"#
 
     /// N of `BLIP_3+CBMobile_N` (3 when absent or unreadable).
     static func protocolVersion(of subprotocol: String?) -> Int {

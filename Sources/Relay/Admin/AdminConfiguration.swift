@@ -13,7 +13,7 @@ public struct AdminConfiguration: Sendable {
     /// admin listeners are reached over the network. Without it, a token that comes in the clear
     /// from off the machine is refused (``AdminAccess``).
     public var tls: BLIPServerTLS?
-    /// `/readyz` gives the upstream this long to accept a TCP connection.
+    /// Without background health checks, `/readyz` gives each node this long (seconds) to accept a TCP connection.
     public var upstreamProbeTimeout: Int64 = 1
     /// Largest request head accepted; bodies are ignored.
     public var maxRequestHeadBytes = 8 * 1024

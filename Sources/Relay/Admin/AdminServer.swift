@@ -8,7 +8,7 @@ import Replication
 import WebView
 
 /// The admin HTTP listener (GitHub issue 8): `GET /metrics` (Prometheus text from
-/// `metricsText`), `/healthz`, `/readyz` (the relay listens and its upstream accepts TCP),
+/// `metricsText`), `/healthz`, `/readyz` (the relay listens and each route has a healthy node),
 /// `/sessions` and `/sessions/{id}` (JSON from the ``MetricsObserver``). HTTP/1.1, GET only,
 /// one small handler; when ``AdminConfiguration/bearerToken`` is set every request must carry it.
 /// With a ``WebAPI`` it also serves the web view: the page at `/` and `/ui`, its JSON under
@@ -70,22 +70,12 @@ public final class AdminServer: Sendable {
 
     // MARK: answers
 
-    /// Ready when the relay listens and every configured upstream accepts a TCP connection.
+    /// Ready when the relay listens and every route has a healthy node
+    /// (``RelayServer/upstreamReadiness(probeTimeout:)``); the detail gives the reasons otherwise.
     func readiness() async -> (ready: Bool, detail: String) {
         guard relay.localAddress != nil else { return (false, "relay not listening") }
-        let routing = relay.configuration.upstream
-        let upstreams = Array(routing.defaultUpstream.map { [$0] } ?? []) + routing.perDatabase.values
-        for upstream in upstreams {
-            let bootstrap = ClientBootstrap(group: group)
-                .connectTimeout(.seconds(configuration.upstreamProbeTimeout))
-            do {
-                let channel = try await bootstrap.connect(host: upstream.host, port: upstream.port).get()
-                try? await channel.close()
-            } catch {
-                return (false, "upstream \(upstream.host):\(upstream.port) unreachable: \(error)")
-            }
-        }
-        return (true, "ok")
+        let upstreams = await relay.upstreamReadiness(probeTimeout: .seconds(configuration.upstreamProbeTimeout))
+        return upstreams.ready ? (true, "ok") : (false, upstreams.reasons.joined(separator: "; "))
     }
 
     func sessionsJSON() -> String {

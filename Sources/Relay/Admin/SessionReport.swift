@@ -9,6 +9,8 @@ struct SessionReport: Encodable, Sendable {
     var subprotocol: String?
     var clientAddress: String
     var upstream: String
+    /// The Sync Gateway node (`host:port`) the session went to.
+    var node: String?
     /// Seconds since 1970 (UTC) when the handshake completed.
     var startTime: Double
     var durationSeconds: Double
@@ -28,6 +30,7 @@ struct SessionReport: Encodable, Sendable {
         subprotocol = track.info.subprotocol
         clientAddress = track.info.clientAddress
         upstream = track.info.upstream
+        node = track.info.node?.label
         startTime = track.startedWallClock
         durationSeconds = max(0, now - track.started)
         messagesFromClient = counts.messages[0]

@@ -12,14 +12,19 @@ public struct RelayConfiguration: Sendable {
     /// Address to listen on. Port 0 picks a free port (``RelayServer/start()`` returns it).
     public var listenHost = "127.0.0.1"
     public var listenPort = 4994
-    /// Where each database's traffic goes: one upstream for all, or a map by database name.
+    /// Where each database's traffic goes: one list of nodes for all, or lists by database name.
     public var upstream: UpstreamRouting
+    /// Background health checks of the upstream nodes (off unless set; the `relay` command checks
+    /// every ``UpstreamHealthChecks/defaultInterval``).
+    public var upstreamChecks = UpstreamHealthChecks()
     /// Serve wss with this certificate and key; nil serves ws.
     public var serverTLS: BLIPServerTLS?
     /// Trust for wss upstreams (CA bundle, or insecure). Used only for `wss://` upstream URLs.
     public var upstreamTLS = BLIPClientTLS()
     /// Connect + upgrade to the upstream must finish within this, or the client gets 504. Runs
-    /// from the client's complete request head on, apart from ``clientHandshakeTimeout``.
+    /// from the client's complete request head on, apart from ``clientHandshakeTimeout``. With
+    /// several nodes on a route each node tried gets this long (a node that times out is passed
+    /// over for the next), so a client waits at most this times the route's nodes.
     public var upstreamHandshakeTimeout = TimeAmount.seconds(10)
     /// A client must send its whole request head within this, counted from its connection
     /// (a slow-loris guard), or it gets 408 and is disconnected. Waiting for the upstream is not
@@ -121,78 +126,6 @@ public struct RelayConfiguration: Sendable {
 
     public init(upstream: UpstreamRouting) {
         self.upstream = upstream
-    }
-}
-
-/// Which upstream serves a database (wire-format reference §1: the path is `/{db}/_blipsync`).
-public struct UpstreamRouting: Sendable, Equatable {
-    /// Used for databases not in ``perDatabase``; nil refuses them with 404.
-    public var defaultUpstream: UpstreamURL?
-    /// Database name → upstream.
-    public var perDatabase: [String: UpstreamURL]
-
-    public init(default defaultUpstream: UpstreamURL?, perDatabase: [String: UpstreamURL] = [:]) {
-        self.defaultUpstream = defaultUpstream
-        self.perDatabase = perDatabase
-    }
-
-    /// One upstream for every database.
-    public static func single(_ url: UpstreamURL) -> UpstreamRouting { UpstreamRouting(default: url) }
-
-    public func upstream(for database: String) -> UpstreamURL? { perDatabase[database] ?? defaultUpstream }
-
-    /// Whether any database goes to a `wss://` upstream (the relay then needs a TLS client context).
-    public var anySecure: Bool { defaultUpstream?.secure == true || perDatabase.values.contains { $0.secure } }
-}
-
-/// A `ws://host:port[/prefix]` or `wss://…` upstream. The client's path (`/{db}/_blipsync`) and
-/// query are appended to the prefix.
-public struct UpstreamURL: Sendable, Equatable, CustomStringConvertible {
-    public var secure: Bool
-    public var host: String
-    public var port: Int
-    /// Path prefix without a trailing slash ("" for none).
-    public var pathPrefix: String
-
-    public init(secure: Bool, host: String, port: Int, pathPrefix: String = "") {
-        self.secure = secure
-        self.host = host
-        self.port = port
-        self.pathPrefix = pathPrefix
-    }
-
-    /// Parses `ws://host[:port][/prefix]` or `wss://…`; default ports 80 and 443. IPv6 hosts go
-    /// in brackets. Returns nil for anything else.
-    public init?(_ string: String) {
-        let secure: Bool
-        var rest: Substring
-        if string.hasPrefix("ws://") { secure = false; rest = string.dropFirst(5) }
-        else if string.hasPrefix("wss://") { secure = true; rest = string.dropFirst(6) }
-        else { return nil }
-        var prefix = ""
-        if let slash = rest.firstIndex(of: "/") {
-            prefix = String(rest[slash...])
-            rest = rest[..<slash]
-        }
-        while prefix.hasSuffix("/") { prefix.removeLast() }
-        var host = String(rest)
-        var port = secure ? 443 : 80
-        if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
-            host = String(rest[rest.index(after: rest.startIndex)..<close])
-            let after = rest[rest.index(after: close)...]
-            if after.hasPrefix(":") { guard let p = Int(after.dropFirst()) else { return nil }; port = p }
-        } else if let colon = rest.lastIndex(of: ":") {
-            host = String(rest[..<colon])
-            guard let p = Int(rest[rest.index(after: colon)...]) else { return nil }
-            port = p
-        }
-        guard !host.isEmpty, (1...65535).contains(port) else { return nil }
-        self.init(secure: secure, host: host, port: port, pathPrefix: prefix)
-    }
-
-    public var description: String {
-        let shownHost = host.contains(":") ? "[\(host)]" : host
-        return "\(secure ? "wss" : "ws")://\(shownHost):\(port)\(pathPrefix)"
     }
 }
 

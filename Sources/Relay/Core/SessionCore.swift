@@ -137,6 +137,10 @@ final class SessionCore {
 
     func setUpstreamResponse(_ response: HTTPResponseHead) { info.upstreamResponse = response }
     func setUpstreamConnectTime(_ time: TimeAmount) { info.upstreamConnectTime = time }
+    func setUpstream(_ url: UpstreamURL) {
+        info.upstream = url.description
+        info.node = url.node
+    }
 
     // MARK: inputs
 

@@ -143,6 +143,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
         metrics.counter(MetricCatalog.sessionsTotal, [("database", info.database), ("subprotocol", subprotocol)]).increment()
         let active = metrics.meter(MetricCatalog.sessionsActive, [("database", info.database), ("subprotocol", subprotocol)])
         active.increment()
+        if let node = info.node { metrics.nodeSessionOpened(node) }
         var userMessages: [Counter]?
         var userBytes: [Counter]?
         if metrics.userLabels {
@@ -166,6 +167,7 @@ public final class MetricsObserver: RelayObserver, Sendable {
     private func closed(_ summary: SessionSummary) {
         guard let track = tracks.withLockedValue({ $0.removeValue(forKey: summary.info.id) }) else { return }
         track.active.decrement()
+        if let node = summary.info.node { metrics.nodeSessions(node).decrement() }
         updateStuck { $0.remove(summary.info.id) }
         metrics.counter(MetricCatalog.sessionsClosedTotal,
                         [("database", summary.info.database), ("close_reason", MetricLabels.closeReason(summary))]).increment()

@@ -48,7 +48,8 @@ public final class HistoryObserver: RelayObserver, Sendable {
         let description = SessionDescription(
             id: info.id, clientAddress: info.clientAddress + (info.clientPort.map { ":\($0)" } ?? ""), user: info.user,
             database: info.database, upstream: info.upstream, subprotocol: info.subprotocol,
-            startedWallClock: Date().timeIntervalSince1970, correlationID: info.correlationID)
+            startedWallClock: Date().timeIntervalSince1970, correlationID: info.correlationID,
+            node: info.node?.label)
         return history.open(description, analyzer: info.analyzer, at: Self.now())
     }
 

@@ -24,6 +24,8 @@ struct LogLine {
                 ("protocol", info.subprotocol.map { .text($0) } ?? .null), ("upstream", .text(info.upstream))]
         // Sync Gateway's context ID: its log lines of this replication start with c:[ID].
         if let id = info.correlationID { list.append(("correlationID", .text(id))) }
+        // The Sync Gateway node that upgraded the session (also in `upstream`, with its prefix).
+        if let node = info.node { list.append(("node", .text(node.label))) }
         return fields(list)
     }
 

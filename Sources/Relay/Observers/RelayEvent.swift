@@ -27,7 +27,10 @@ public struct SessionInfo: Sendable {
     public var database: String
     /// Request target as the client sent it (path and query).
     public var target: String
+    /// The upstream URL the session went to (with several nodes: the node that upgraded it).
     public var upstream: String
+    /// The Sync Gateway node that upgraded the session; nil until it did.
+    public var node: UpstreamNode? = nil
     /// The sub-protocol the upstream chose.
     public var subprotocol: String?
     /// The client's upgrade request as received (secrets included: observers redact).

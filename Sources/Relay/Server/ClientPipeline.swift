@@ -1,4 +1,5 @@
 import BLIPCore
+import BLIPNIO
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -11,6 +12,7 @@ import Policy
 struct ClientPipeline {
     let server: RelayServer
     let connector: UpstreamConnector
+    let balancer: UpstreamBalancer
     let sslContext: NIOSSLContext?
 
     func configure(_ channel: Channel) throws {
@@ -98,14 +100,17 @@ struct ClientPipeline {
             pending.handshake.refusal = HandshakeHandler.refusal(for: error)
             return channel.eventLoop.makeSucceededFuture(nil)
         }
-        guard let url = configuration.upstream.upstream(for: client.database) else {
+        guard let routed = configuration.upstream.route(for: client.database) else {
             pending.handshake.refusal = HandshakeHandler.refusal(for: RelayError(.unknownDatabase(client.database)))
             return channel.eventLoop.makeSucceededFuture(nil)
         }
-        guard let request = HandshakeHeaders.upstreamRequest(from: head, uri: url.pathPrefix + head.uri,
-                                                             upstreamHost: "\(url.host):\(url.port)",
-                                                             clientIP: channel.remoteAddress?.ipAddress,
-                                                             clientTLS: sslContext != nil) else {
+        let route = routed.route, urls = routed.nodes
+        let clientIP = channel.remoteAddress?.ipAddress, clientTLS = sslContext != nil
+        let makeRequest: @Sendable (UpstreamURL) -> WebSocketUpgradeRequest? = { url in
+            HandshakeHeaders.upstreamRequest(from: head, uri: url.pathPrefix + head.uri, upstreamHost: "\(url.host):\(url.port)",
+                                             clientIP: clientIP, clientTLS: clientTLS)
+        }
+        guard makeRequest(urls[0]) != nil else {
             pending.handshake.refusal = HandshakeHandler.refusal(for: RelayError(.notAnUpgrade))
             return channel.eventLoop.makeSucceededFuture(nil)
         }
@@ -115,7 +120,7 @@ struct ClientPipeline {
             return channel.eventLoop.makeSucceededFuture(nil)
         }
         let info = SessionInfo(id: server.makeSessionID(), clientAddress: clientAddress, user: client.user,
-                               database: client.database, target: head.uri, upstream: url.description,
+                               database: client.database, target: head.uri, upstream: urls[0].description,
                                request: head, clientPort: channel.remoteAddress?.port)
         let session = RelaySession(info: info, clientChannel: channel, configuration: configuration,
                                    observers: server.observerSet, checkpoints: server.checkpoints,
@@ -123,25 +128,27 @@ struct ClientPipeline {
         pending.session = session
         if let release = admission.release { session.whenFinished(release) }
         channel.closeFuture.whenComplete { _ in session.clientChannelClosed() }
-        let hop = HopHandler(side: .upstream)
-        hop.session = session
-        let boundHop = NIOLoopBound(hop, eventLoop: channel.eventLoop)
-        let server = self.server
+        let server = self.server, balancer = self.balancer
+        let dial = UpstreamDial(connector: connector, balancer: balancer, route: route, urls: urls, sessionID: info.id,
+                                makeRequest: makeRequest,
+                                makeHop: { let hop = HopHandler(side: .upstream); hop.session = session; return hop })
         let dialStarted = NIODeadline.now()
-        return connector.connect(to: url, request: request, hop: hop, on: channel.eventLoop)
-            .map { outcome -> HTTPHeaders? in
-                switch outcome {
+        return dial.connect(on: channel.eventLoop)
+            .map { answer -> HTTPHeaders? in
+                switch answer.outcome {
                 case .upgraded(let upstream, let response):
+                    session.setUpstream(answer.url)
                     session.setSubprotocol(response.headers.first(name: "Sec-WebSocket-Protocol"))
                     session.setUpstreamResponse(response)
                     session.setUpstreamConnectTime(.now() - dialStarted)
-                    session.attach(boundHop.value, channel: upstream)
+                    session.attach(answer.hop.value, channel: upstream)
+                    session.whenFinished { balancer.released(answer.node) }
                     if session.isFinished { upstream.close(promise: nil) } else { server.register(session) }
                     return HandshakeHeaders.upgradeResponse(from: response)
                 case .refused(let response, let body):
                     pending.handshake.refusal = HandshakeHandler.Refusal(
                         status: response.status, headers: HandshakeHeaders.refusalResponse(from: response),
-                        body: body, reason: "upstream answered \(response.status.code) \(response.status.reasonPhrase)",
+                        body: body, reason: "upstream \(answer.url.node.label) answered \(response.status.code) \(response.status.reasonPhrase)",
                         upstreamFailure: .refused)
                     return nil
                 }

@@ -25,8 +25,13 @@ public final class RelayServer: Sendable {
     /// For policy lines that are no relay event (dry-run refusals).
     let logger: Logger
 
+    /// Where the per-node metrics go (the ``MetricsObserver``'s, when one observes).
+    private let metrics: RelayMetrics?
+
     private struct State {
         var listener: Channel?
+        /// The nodes and their health checks, from ``start()`` on.
+        var balancer: UpstreamBalancer?
         var nextSessionID: UInt64 = 1
         var sessions: [UInt64: RelaySession] = [:]
     }
@@ -46,9 +51,11 @@ public final class RelayServer: Sendable {
                                       redactBodies: configuration.redactBodies, sink: lineSink)
         let recorders = Self.recorders(for: configuration, logger: logger)
         self.observers = ObserverSet([logging] + observers + recorders)
-        if let metrics = observers.lazy.compactMap({ $0 as? MetricsObserver }).first {
+        let metricsObserver = observers.lazy.compactMap({ $0 as? MetricsObserver }).first
+        if let metrics = metricsObserver {
             for case let capture as CaptureObserver in recorders { capture.reportProgress(to: metrics.captured) }
         }
+        self.metrics = metricsObserver?.metrics
         self.logger = logger
     }
 
@@ -61,6 +68,8 @@ public final class RelayServer: Sendable {
         // certificates parsed, ~38 M instructions and a few MiB of heap) that ws:// never reads.
         let upstreamContext = configuration.upstream.anySecure ? try configuration.upstreamTLS.makeContext() : nil
         let connector = UpstreamConnector(configuration: configuration, sslContext: upstreamContext)
+        let balancer = UpstreamBalancer(routing: configuration.upstream, checks: configuration.upstreamChecks, group: group,
+                                        sslContext: upstreamContext, logger: logger, metrics: metrics)
         let limits = configuration.limits
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -72,12 +81,13 @@ public final class RelayServer: Sendable {
             .childChannelOption(.recvAllocator, value: limits.readAllocator)
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try ClientPipeline(server: self, connector: connector, sslContext: serverContext)
+                    try ClientPipeline(server: self, connector: connector, balancer: balancer, sslContext: serverContext)
                         .configure(channel)
                 }
             }
             .bind(host: configuration.listenHost, port: configuration.listenPort).get()
-        state.withLockedValue { $0.listener = channel }
+        state.withLockedValue { $0.listener = channel; $0.balancer = balancer }
+        balancer.start()
         return channel.localAddress!
     }
 
@@ -87,7 +97,8 @@ public final class RelayServer: Sendable {
     /// Closes the listener, then every session (CLOSE 1001 to both sides), and waits for them;
     /// then writes out and closes every capture file and the pcap (``RelayRecorder/finish()``).
     public func shutdown() async throws {
-        let (listener, sessions) = state.withLockedValue { ($0.listener, Array($0.sessions.values)) }
+        let (listener, sessions, balancer) = state.withLockedValue { ($0.listener, Array($0.sessions.values), $0.balancer) }
+        balancer?.stop()
         try? await listener?.close()
         var closing: [EventLoopFuture<Void>] = []
         for session in sessions {
@@ -128,6 +139,16 @@ public final class RelayServer: Sendable {
         }
         return result
     }
+
+    /// Whether every route has a healthy node, and why not (``UpstreamBalancer/readiness(probeTimeout:)``);
+    /// not ready before ``start()``.
+    public func upstreamReadiness(probeTimeout: TimeAmount) async -> UpstreamReadiness {
+        guard let balancer = state.withLockedValue({ $0.balancer }) else { return UpstreamReadiness(reasons: ["relay not started"]) }
+        return await balancer.readiness(probeTimeout: probeTimeout)
+    }
+
+    /// The nodes' health and live sessions, once started (tests, the admin listener).
+    var balancer: UpstreamBalancer? { state.withLockedValue { $0.balancer } }
 
     /// Number of sessions now open.
     public var sessionCount: Int { state.withLockedValue { $0.sessions.count } }

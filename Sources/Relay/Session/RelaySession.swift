@@ -36,6 +36,7 @@ final class RelaySession: @unchecked Sendable {
     func setSubprotocol(_ subprotocol: String?) { core.setSubprotocol(subprotocol) }
     func setUpstreamResponse(_ response: HTTPResponseHead) { core.setUpstreamResponse(response) }
     func setUpstreamConnectTime(_ time: TimeAmount) { core.setUpstreamConnectTime(time) }
+    func setUpstream(_ url: UpstreamURL) { core.setUpstream(url) }
 
     /// Puts `hop` (already in its channel's pipeline) into the session.
     func attach(_ hop: HopHandler, channel: Channel) {

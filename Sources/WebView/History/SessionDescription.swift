@@ -6,6 +6,8 @@ public struct SessionDescription: Sendable, Equatable {
     public var user: String?
     public var database: String
     public var upstream: String
+    /// The Sync Gateway node (`host:port`) that serves the session, when the relay picked one.
+    public var node: String?
     public var subprotocol: String?
     /// Seconds since 1970 (UTC) when the session opened.
     public var startedWallClock: Double
@@ -15,8 +17,10 @@ public struct SessionDescription: Sendable, Equatable {
     public var correlationID: String?
 
     public init(id: UInt64, clientAddress: String, user: String?, database: String, upstream: String,
-                subprotocol: String?, startedWallClock: Double, source: String? = nil, correlationID: String? = nil) {
+                subprotocol: String?, startedWallClock: Double, source: String? = nil, correlationID: String? = nil,
+                node: String? = nil) {
         self.correlationID = correlationID
+        self.node = node
         self.id = id
         self.clientAddress = clientAddress
         self.user = user

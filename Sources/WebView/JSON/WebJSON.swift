@@ -47,6 +47,7 @@ public enum WebJSON {
         json.string("user", description.user)
         json.string("database", description.database)
         json.string("upstream", description.upstream)
+        if let node = description.node { json.string("node", node) }
         json.string("subprotocol", description.subprotocol)
         if let source = description.source { json.string("source", source) }
         if let correlationID = description.correlationID { json.string("correlationID", correlationID) }

@@ -13,18 +13,22 @@ import ServiceLifecycle
 
 extension RelayCommand {
     func makeConfiguration() throws -> RelayConfiguration {
-        var routes: [String: UpstreamURL] = [:]
+        var routes: [String: [UpstreamURL]] = [:]
         for entry in route {
             guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
                 throw CommandFailure(cause: "--route \(entry): no database name", hint: "give DB=ws://HOST:PORT, e.g. db=ws://sg:4984")
             }
             let database = String(entry[..<equals])
-            routes[database] = try OptionCheck.upstreamURL(String(entry[entry.index(after: equals)...]), option: "--route",
-                                                           shown: "--route \(entry)", expected: "DB=ws://HOST:PORT or DB=wss://HOST:PORT")
+            let urls = entry[entry.index(after: equals)...].split(separator: ",", omittingEmptySubsequences: false)
+            routes[database] = try urls.map {
+                try OptionCheck.upstreamURL(String($0).trimmingCharacters(in: .whitespaces), option: "--route", shown: "--route \(entry)",
+                                            expected: "DB=ws://HOST:PORT or DB=wss://HOST:PORT, several separated by commas")
+            }
         }
-        let defaultUpstream = try upstream.map { try OptionCheck.upstreamURL($0, option: "--upstream") }
-            ?? (routes.isEmpty ? UpstreamURL("ws://127.0.0.1:4984") : nil)
-        var configuration = RelayConfiguration(upstream: UpstreamRouting(default: defaultUpstream, perDatabase: routes))
+        var defaultNodes = try upstream.map { try OptionCheck.upstreamURL($0, option: "--upstream") }
+        if defaultNodes.isEmpty && routes.isEmpty { defaultNodes = [UpstreamURL("ws://127.0.0.1:4984")!] }
+        var configuration = RelayConfiguration(upstream: UpstreamRouting(defaultNodes: defaultNodes, perDatabaseNodes: routes))
+        configuration.upstreamChecks = try upstreamChecks()
         let (host, port) = try OptionCheck.hostPort(listen, option: "--listen")
         configuration.listenHost = host
         configuration.listenPort = port
@@ -71,6 +75,21 @@ extension RelayCommand {
         return configuration
     }
 
+    /// `--upstream-check-interval`, `--upstream-check-timeout`, `--upstream-fall`, `--upstream-rise`.
+    func upstreamChecks() throws -> UpstreamHealthChecks {
+        guard upstreamCheckInterval >= 0, upstreamCheckInterval <= 3600 else {
+            throw CommandFailure(cause: "--upstream-check-interval \(upstreamCheckInterval): out of range", hint: "give 0 (no checks) to 3600 seconds")
+        }
+        guard upstreamCheckTimeout > 0, upstreamCheckTimeout <= 600 else {
+            throw CommandFailure(cause: "--upstream-check-timeout \(upstreamCheckTimeout): out of range", hint: "give more than 0 and at most 600 seconds")
+        }
+        var checks = UpstreamHealthChecks(interval: upstreamCheckInterval > 0 ? .nanoseconds(Int64(upstreamCheckInterval * 1e9)) : nil)
+        checks.timeout = .nanoseconds(Int64(upstreamCheckTimeout * 1e9))
+        checks.fall = try OptionCheck.atLeast(upstreamFall, 1, option: "--upstream-fall")
+        checks.rise = try OptionCheck.atLeast(upstreamRise, 1, option: "--upstream-rise")
+        return checks
+    }
+
     /// The start line's account of when forwarded frames are inspected.
     static func inspectionSummary(_ configuration: RelayConfiguration) -> String {
         guard configuration.decodes else { return "inspection: off, frames are forwarded and counted, not decoded (--no-decode)" }
@@ -111,8 +130,9 @@ extension RelayCommand {
     }
 
     func describe(_ routing: UpstreamRouting) -> String {
-        var parts = routing.defaultUpstream.map { ["\($0)"] } ?? []
-        parts += routing.perDatabase.sorted { $0.key < $1.key }.map { "\($0.key)→\($0.value)" }
+        func nodes(_ urls: [UpstreamURL]) -> String { urls.map(\.description).joined(separator: " + ") }
+        var parts = routing.defaultNodes.isEmpty ? [] : [nodes(routing.defaultNodes)]
+        parts += routing.perDatabaseNodes.sorted { $0.key < $1.key }.map { "\($0.key)→\(nodes($0.value))" }
         return parts.joined(separator: ", ")
     }
 }

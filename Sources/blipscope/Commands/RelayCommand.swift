@@ -26,11 +26,23 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on, HOST:PORT.")
     var listen = "127.0.0.1:4994"
 
-    @Option(help: "Upstream gateway, ws://HOST:PORT or wss://HOST:PORT (used for every database without a --route).")
-    var upstream: String?
+    @Option(help: "Upstream gateway, ws://HOST:PORT or wss://HOST:PORT (used for every database without a --route). Repeat for several Sync Gateway nodes: each new session goes to a healthy node with the fewest live sessions.")
+    var upstream: [String] = []
 
-    @Option(help: "Per-database upstream, DB=URL (repeatable).")
+    @Option(help: "Per-database upstream, DB=URL or DB=URL1,URL2,… for several nodes (repeatable).")
     var route: [String] = []
+
+    @Option(help: "Seconds between background health checks (GET /) of each upstream node; 0: no checks.")
+    var upstreamCheckInterval: Double = Double(UpstreamHealthChecks.defaultInterval.nanoseconds) / 1e9
+
+    @Option(help: "Seconds a health check waits for a node's answer before it fails.")
+    var upstreamCheckTimeout: Double = Double(UpstreamHealthChecks().timeout.nanoseconds) / 1e9
+
+    @Option(help: "Failed health checks in a row that take an upstream node down (it then gets no new sessions while another node of its route is up).")
+    var upstreamFall = UpstreamHealthChecks().fall
+
+    @Option(help: "Passed health checks in a row that bring a down upstream node back.")
+    var upstreamRise = UpstreamHealthChecks().rise
 
     @Option(help: "PEM certificate chain to serve wss:// to clients.")
     var tlsCert: String?

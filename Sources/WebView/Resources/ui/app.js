@@ -224,7 +224,7 @@ function sessionHeader() {
   const findings = s.findings && s.findings.count
     ? el("a", { class: "badge", href: `#/s/${s.id}/findings` }, `${s.findings.count} finding(s): ${s.findings.kinds.join(", ")}`) : "";
   return el("div", { id: "session-header", class: "session-header" },
-    el("b", {}, `Session ${s.id}`), ` ${s.user || "anonymous"} @ ${s.database} from ${s.client}, ${s.subprotocol || ""}, ${replicationText(s)}, `,
+    el("b", {}, `Session ${s.id}`), ` ${s.user || "anonymous"} @ ${s.database} from ${s.client}${s.node ? ` to node ${s.node}` : ""}, ${s.subprotocol || ""}, ${replicationText(s)}, `,
     el("span", { class: s.live ? "live" : "closed" }, s.live ? "live" : "closed: " + (s.closeReason || "")),
     `, ${s.messages[0] + s.messages[1]} messages`, s.oldest ? ` (first ${s.oldest} no longer kept)` : "", keptText(s), " ", findings);
 }
