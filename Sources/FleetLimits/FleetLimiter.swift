@@ -82,7 +82,7 @@ public final class FleetLimiter: FleetRateLimiting, FleetSessionLimiting, Sendab
                 throw FleetLimitsError.unexpectedReply(script: "draw", reply)
             }
             let now = clock()
-            changed(core.withLockedValue { $0.drawn(draw, granted: Int(granted), retryAfterMilliseconds: Int(wait), now: now) })
+            core.withLockedValue { $0.drawn(draw, granted: Int(granted), retryAfterMilliseconds: Int(wait), now: now) }
         } catch {
             changed(core.withLockedValue { $0.drawFailed(draw, reason: "\(error)") })
         }

@@ -83,17 +83,17 @@ public struct FleetLimiterCore: Sendable {
 
     // MARK: Redis's answers
 
-    /// A draw came back: `granted` tokens, and when Redis's bucket will have more.
-    public mutating func drawn(_ draw: FleetDraw, granted: Int, retryAfterMilliseconds: Int, now: UInt64) -> FleetModeChange? {
-        if var allowance = allowances[draw.key] {
-            allowance.drawing = false
-            allowance.tokens += Double(granted)
-            if granted < draw.want {
-                allowance.retryAt = now + max(configuration.minRetry, UInt64(max(0, retryAfterMilliseconds)) * 1_000_000)
-            }
-            allowances[draw.key] = allowance
+    /// A draw came back: `granted` tokens, and when Redis's bucket will have more. (A draw sent
+    /// before a fallback may come back during it: its tokens are kept, and only a heartbeat
+    /// ends the fallback, so the mode changes once each way.)
+    public mutating func drawn(_ draw: FleetDraw, granted: Int, retryAfterMilliseconds: Int, now: UInt64) {
+        guard var allowance = allowances[draw.key] else { return }
+        allowance.drawing = false
+        allowance.tokens += Double(granted)
+        if granted < draw.want {
+            allowance.retryAt = now + max(configuration.minRetry, UInt64(max(0, retryAfterMilliseconds)) * 1_000_000)
         }
-        return leaveDegraded()
+        allowances[draw.key] = allowance
     }
 
     /// A draw failed or timed out: the allowance keeps what it has; local limits from now on.

@@ -9,7 +9,15 @@ final class FleetWatchers: Sendable {
         var continuation: CheckedContinuation<Bool, Never>
     }
 
-    private let state = NIOLockedValueBox<(next: Int, watchers: [Watcher])>((0, []))
+    private struct State {
+        var next = 0
+        var watchers: [Watcher] = []
+        /// Waits begun and not registered yet, and those of them whose timeout already fired.
+        var unregistered: Set<Int> = []
+        var expired: Set<Int> = []
+    }
+
+    private let state = NIOLockedValueBox(State())
 
     func notify(_ snapshot: FleetSnapshot) {
         let ready = state.withLockedValue { state -> [Watcher] in
@@ -25,22 +33,31 @@ final class FleetWatchers: Sendable {
         if predicate(current()) { return true }
         let id = state.withLockedValue { state -> Int in
             state.next += 1
+            state.unregistered.insert(state.next)
             return state.next
         }
         let expiry = Task {
-            try? await Task.sleep(for: timeout)
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
             self.expire(id)
         }
         defer { expiry.cancel() }
         return await withCheckedContinuation { continuation in
-            state.withLockedValue { $0.watchers.append(Watcher(id: id, predicate: predicate, continuation: continuation)) }
-            notify(current())
+            let late = state.withLockedValue { state -> Bool in
+                if state.expired.remove(id) != nil { return true }
+                state.unregistered.remove(id)
+                state.watchers.append(Watcher(id: id, predicate: predicate, continuation: continuation))
+                return false
+            }
+            if late { continuation.resume(returning: false) } else { notify(current()) }
         }
     }
 
     private func expire(_ id: Int) {
         let gone = state.withLockedValue { state -> Watcher? in
-            guard let index = state.watchers.firstIndex(where: { $0.id == id }) else { return nil }
+            guard let index = state.watchers.firstIndex(where: { $0.id == id }) else {
+                if state.unregistered.remove(id) != nil { state.expired.insert(id) }
+                return nil
+            }
             return state.watchers.remove(at: index)
         }
         gone?.continuation.resume(returning: false)

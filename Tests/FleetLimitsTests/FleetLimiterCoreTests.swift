@@ -28,7 +28,7 @@ import Testing
         let (second, again) = core.spend(Self.spend(), now: 1)
         #expect(second == .refused)
         #expect(again == nil, "one draw in flight per key")
-        #expect(core.drawn(asked, granted: 4, retryAfterMilliseconds: 0, now: 2) == nil)
+        core.drawn(asked, granted: 4, retryAfterMilliseconds: 0, now: 2)
         var results: [FleetSpendResult] = []
         var draws: [FleetDraw] = []
         for tick in 0..<5 {
@@ -44,7 +44,7 @@ import Testing
     @Test func afterAnEmptyAnswerTheNextDrawWaitsForRedisBucket() throws {
         var core = FleetLimiterCore(configuration: Self.configuration)
         let draw = try #require(core.spend(Self.spend(), now: 0).1)
-        _ = core.drawn(draw, granted: 0, retryAfterMilliseconds: 50, now: 0)
+        core.drawn(draw, granted: 0, retryAfterMilliseconds: 50, now: 0)
         #expect(core.spend(Self.spend(), now: 49_000_000).1 == nil)
         #expect(core.spend(Self.spend(), now: 50_000_000).1 != nil)
     }
@@ -58,7 +58,7 @@ import Testing
         #expect(try #require(draw).want == 5, "a batch and the debt")
         let (second, _) = core.spend(Self.spend(onExceed: .delay), now: 0)
         #expect(second == .wait(nanoseconds: 100_000_000))
-        _ = core.drawn(try #require(draw), granted: 5, retryAfterMilliseconds: 0, now: 1)
+        core.drawn(try #require(draw), granted: 5, retryAfterMilliseconds: 0, now: 1)
         #expect(core.tokens(try #require(draw).key) == 3)
     }
 
@@ -68,6 +68,8 @@ import Testing
         let draw = try #require(core.spend(Self.spend(30, burst: 3), now: 0).1)
         #expect(core.drawFailed(draw, reason: "timed out") == .degraded(reason: "timed out", liveRelays: 3))
         #expect(core.redisFailed(reason: "again") == nil, "entering is reported once")
+        core.drawn(draw, granted: 0, retryAfterMilliseconds: 0, now: 1)
+        #expect(core.degraded, "a draw sent before the fallback does not end it")
         #expect(core.degraded)
         // 30/s over 3 relays: 10/s, a burst of max(1, 3 ÷ 3) = 1, and no draw while degraded.
         let (granted, none) = core.spend(Self.spend(30, burst: 3), now: Self.second)
@@ -87,7 +89,7 @@ import Testing
     @Test func idleTokensGoBackAtTheSweep() throws {
         var core = FleetLimiterCore(configuration: Self.configuration)
         let draw = try #require(core.spend(Self.spend(), now: 0).1)
-        _ = core.drawn(draw, granted: 4, retryAfterMilliseconds: 0, now: 0)
+        core.drawn(draw, granted: 4, retryAfterMilliseconds: 0, now: 0)
         _ = core.spend(Self.spend(), now: 0)
         #expect(core.sweep(now: Self.second / 2).isEmpty, "used half a second ago")
         let returns = core.sweep(now: Self.second)
