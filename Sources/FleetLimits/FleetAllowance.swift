@@ -20,32 +20,3 @@ struct FleetAllowance {
         lastUsed = now
     }
 }
-
-/// What the shell is to ask Redis for one limit key: `want` tokens, giving `giveBack` unused
-/// ones back first.
-public struct FleetDraw: Sendable, Hashable {
-    public var key: FleetBucketKey
-    public var rate: Double
-    public var burst: Double
-    public var want: Int
-    public var giveBack: Int
-}
-
-/// A limit key: the rule and which of its buckets (`messages|user:alice`).
-public struct FleetBucketKey: Sendable, Hashable {
-    public var rule: String
-    public var bucket: String
-
-    public init(rule: String, bucket: String) {
-        self.rule = rule
-        self.bucket = bucket
-    }
-}
-
-/// The fleet limits' mode changed: the shell logs it once and sets the metric.
-public enum FleetModeChange: Sendable, Equatable {
-    /// Redis failed or was too slow: local limits of `limit ÷ liveRelays` from now on.
-    case degraded(reason: String, liveRelays: Int)
-    /// Redis answers again: shared limits from now on.
-    case shared
-}

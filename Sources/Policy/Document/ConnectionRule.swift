@@ -121,6 +121,6 @@ extension SessionLimits {
         guard status == 429 || status == 503 else { throw try map.required("status").fail("must be 429 or 503 (statuses clients retry)") }
         retryAfter = Int(try map["retryAfter"]?.duration() ?? 5_000_000_000) / 1_000_000_000
         guard retryAfter >= 1 else { throw try map.required("retryAfter").fail("must be at least 1s") }
-        scope = try PolicyNode.scope(map["scope"])
+        scope = try LimitScope(parsing: map["scope"])
     }
 }

@@ -106,7 +106,7 @@ extension RateLimit {
             guard let parsed = OnExceed(rawValue: try value.string()) else { throw value.fail("must be delay or deny") }
             onExceed = parsed
         }
-        scope = try PolicyNode.scope(map["scope"])
+        scope = try LimitScope(parsing: map["scope"])
         if scope == .fleet, key == .session, let value = map["scope"] {
             throw value.fail("a session's bucket is never shared: give key user, clientIP or global with scope fleet")
         }

@@ -4,11 +4,14 @@ public enum LimitScope: String, Sendable, CaseIterable {
     case local, fleet
 }
 
-extension PolicyNode {
+extension LimitScope {
     /// `scope: local|fleet`; `local` when the key is absent.
-    static func scope(_ node: PolicyNode?) throws(PolicyError) -> LimitScope {
-        guard let node else { return .local }
+    init(parsing node: PolicyNode?) throws(PolicyError) {
+        guard let node else {
+            self = .local
+            return
+        }
         guard let scope = LimitScope(rawValue: try node.string()) else { throw node.fail("must be local or fleet") }
-        return scope
+        self = scope
     }
 }
