@@ -43,12 +43,13 @@ enum FleetScripts {
 
     /// The fleet's live relays (KEYS[1], a sorted set of relay IDs scored by when they expire):
     /// renews ARGV[1] for ARGV[2] milliseconds, forgets the expired, answers how many are live.
+    /// The set lives until its last member expires.
     static let heartbeat = script("""
         local clock = redis.call('TIME')
         local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
         redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
         redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-        redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
+        \(keepUntilLastExpiry)
         return redis.call('ZCARD', KEYS[1])
         """)
 
@@ -64,7 +65,7 @@ enum FleetScripts {
           return {0, live}
         end
         redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
-        redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
+        \(keepUntilLastExpiry)
         return {1, redis.call('ZCARD', KEYS[1])}
         """)
 
@@ -76,11 +77,19 @@ enum FleetScripts {
         local lease = tonumber(ARGV[1])
         for index = 2, #ARGV do redis.call('ZADD', KEYS[1], now + lease, ARGV[index]) end
         redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-        redis.call('PEXPIRE', KEYS[1], lease)
+        \(keepUntilLastExpiry)
         return redis.call('ZCARD', KEYS[1])
         """)
 
     static let all = [draw, heartbeat, openSession, renewSessions]
+
+    /// A sorted set scored by expiry lives until its last member expires (and a second more),
+    /// whatever time to live the member just written has: one short lease must not take the
+    /// others with it. Needs `now` (ms) in scope.
+    private static let keepUntilLastExpiry = """
+        local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+        if last[2] ~= nil then redis.call('PEXPIRE', KEYS[1], math.max(1, math.ceil(tonumber(last[2]) - now)) + 1000) end
+        """
 
     private static func script(_ source: String) -> RedisScript {
         let hex = Insecure.SHA1.hash(data: Array(source.utf8)).map { byte in

@@ -3,8 +3,9 @@ import BLIPNIO
 import Foundation
 import Policy
 
-/// Clients of several users, spread over the relays, each sending `getCheckpoint` requests one
-/// at a time (paced, so a busy machine still offers well over the limit): what each user, and
+/// Clients of several users, spread over the relays, each sending `getCheckpoint` requests on
+/// two concurrent lanes, one at a time each, paced (so that a machine slowed by the rest of the
+/// suite still offers well over the limit while a quiet one is not flooded): what each user, and
 /// each user on each relay, had admitted (any answer but the relay's 429) among the requests
 /// sent within a window of the policy's clock.
 struct FleetLoad {
@@ -41,12 +42,12 @@ struct FleetLoad {
     /// Runs every client from now; counts the requests sent between `warmUp` from now and
     /// `warmUp + window` later.
     static func run(_ clients: [Client], warmUp: Duration = .milliseconds(500), window: Duration,
-                    pace: Duration = .milliseconds(20)) async throws -> Counts {
+                    pace: Duration = .milliseconds(20), lanes: Int = 2) async throws -> Counts {
         let from = PolicyClock.now() + UInt64(warmUp.components.seconds) * 1_000_000_000 + UInt64(warmUp.components.attoseconds / 1_000_000_000)
         let until = from + UInt64(window.components.seconds) * 1_000_000_000 + UInt64(window.components.attoseconds / 1_000_000_000)
         let counted = try await withThrowingTaskGroup(of: (Client, Int).self) { group in
             for client in clients {
-                group.addTask {
+                for _ in 0..<lanes { group.addTask {
                     var admitted = 0
                     var index = 0
                     while true {
@@ -60,7 +61,7 @@ struct FleetLoad {
                         try await Task.sleep(for: pace)
                     }
                     return (client, admitted)
-                }
+                } }
             }
             var all: [(Client, Int)] = []
             for try await result in group { all.append(result) }
