@@ -4,7 +4,7 @@ import Foundation
 import Policy
 
 /// Clients of several users, spread over the relays, each sending `getCheckpoint` requests on
-/// two concurrent lanes, one at a time each, paced (so that a machine slowed by the rest of the
+/// four concurrent lanes, one at a time each, paced (so that a machine slowed by the rest of the
 /// suite still offers well over the limit while a quiet one is not flooded): what each user, and
 /// each user on each relay, had admitted (any answer but the relay's 429) among the requests
 /// sent within a window of the policy's clock.
@@ -42,7 +42,7 @@ struct FleetLoad {
     /// Runs every client from now; counts the requests sent between `warmUp` from now and
     /// `warmUp + window` later.
     static func run(_ clients: [Client], warmUp: Duration = .milliseconds(500), window: Duration,
-                    pace: Duration = .milliseconds(20), lanes: Int = 2) async throws -> Counts {
+                    pace: Duration = .milliseconds(20), lanes: Int = 4) async throws -> Counts {
         let from = PolicyClock.now() + UInt64(warmUp.components.seconds) * 1_000_000_000 + UInt64(warmUp.components.attoseconds / 1_000_000_000)
         let until = from + UInt64(window.components.seconds) * 1_000_000_000 + UInt64(window.components.attoseconds / 1_000_000_000)
         let counted = try await withThrowingTaskGroup(of: (Client, Int).self) { group in

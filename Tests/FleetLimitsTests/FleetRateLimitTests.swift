@@ -9,9 +9,10 @@ import Testing
 /// relay admits the whole limit (about three times it); with Redis gone the relays fall back to
 /// a third each, say so once and set the metric, and share again once it is back.
 ///
-/// The burst is the default, one second's tokens: the warm-up (half a second of clients asking
-/// far more) drains it before the counted window, and it lets a draw that a busy machine delays
-/// find the tokens that accrued meanwhile instead of a full bucket that lost them.
+/// The burst is half a second's tokens: a shared phase's warm-up (1.5 s of clients asking far
+/// more) drains it before the counted window, including the full bucket a restarted Redis
+/// starts with, and it lets a draw that a busy machine delays find the tokens that accrued
+/// meanwhile instead of a full bucket that lost them.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct FleetRateLimitTests {
     static let limit = 30.0
     static let users = ["alice", "bob", "carol"]
@@ -21,7 +22,7 @@ import Testing
         rules:
           - name: per-user
             match: { from: client, profile: getCheckpoint }
-            action: { rateLimit: { perSecond: \(Int(limit)), key: user, onExceed: deny, scope: \(scope) } }
+            action: { rateLimit: { perSecond: \(Int(limit)), burst: \(Int(limit / 2)), key: user, onExceed: deny, scope: \(scope) } }
         """
     }
 
@@ -38,13 +39,13 @@ import Testing
             try await FleetFixture.with(relays: 3, redisURL: redis.url, policy: Self.policy(scope: "fleet")) { fleet in
                 #expect(await fleet.waitForAll { $0.liveRelays == 3 && !$0.degraded }, "every relay sees the three")
                 let clients = try await FleetLoad.connect(fleet, users: Self.users)
-                let shared = try await FleetLoad.run(clients, window: .seconds(5))
+                let shared = try await FleetLoad.run(clients, warmUp: .milliseconds(1500), window: .seconds(6))
                 Self.expectWithinBand(shared, of: Self.limit, "shared")
 
                 // Redis gone: each relay keeps a third of the limit, and says so once.
                 try await redis.kill()
                 #expect(await fleet.waitForAll { $0.degraded })
-                let degraded = try await FleetLoad.run(clients, warmUp: .milliseconds(300), window: .seconds(3))
+                let degraded = try await FleetLoad.run(clients, warmUp: .milliseconds(300), window: .seconds(4))
                 Self.expectWithinBand(degraded, of: Self.limit, "degraded")
                 for user in Self.users {
                     for relay in fleet.members.indices {
@@ -62,7 +63,7 @@ import Testing
                 // Redis back: shared limits again, logged once, the metric back at 0.
                 try await redis.restart()
                 #expect(await fleet.waitForAll { !$0.degraded && $0.liveRelays == 3 })
-                let again = try await FleetLoad.run(clients, window: .seconds(3))
+                let again = try await FleetLoad.run(clients, warmUp: .milliseconds(1500), window: .seconds(5))
                 Self.expectWithinBand(again, of: Self.limit, "shared again")
                 for (index, member) in fleet.members.enumerated() {
                     #expect(member.log.count(containing: "fleet limits shared again") == 1, "relay \(index): \(member.log.all)")
