@@ -9,6 +9,8 @@ struct FleetAllowance {
     /// No draw before this (Redis said its bucket was empty until then).
     var retryAt: UInt64 = 0
     var lastUsed: UInt64
+    /// How long the last draw took (nanoseconds), which sizes the next batch.
+    var roundTrip: UInt64 = 0
     var rate: Double
     var burst: Double
     /// `rate ÷ live relays` while Redis is away; made on first use in that mode.

@@ -12,6 +12,7 @@ extension FleetLimiter {
         guard !claims.isEmpty else { return nil }
         if core.withLockedValue({ $0.degraded }) { return openLocally(claims, session: session) }
         var taken: [FleetSessionClaim] = []
+        let sent = clock()
         do {
             for claim in claims {
                 let reply = try await redis.evaluate(FleetScripts.openSession, keys: [sessionKey(claim)], arguments: [
@@ -30,7 +31,7 @@ extension FleetLimiter {
             }
         } catch {
             release(taken, session: session)
-            changed(core.withLockedValue { $0.redisFailed(reason: "\(error)") })
+            changed(core.withLockedValue { $0.redisFailed(reason: "\(error)", sentAt: sent) })
             return openLocally(claims, session: session)
         }
         core.withLockedValue { $0.opened(claims, session: session) }

@@ -74,6 +74,7 @@ public final class FleetLimiter: FleetRateLimiting, FleetSessionLimiting, Sendab
     /// Sends one draw (or return) and hands the answer to the core.
     func run(_ draw: FleetDraw) async {
         let key = configuration.keyPrefix + "rate:" + draw.key.rule + ":" + draw.key.bucket
+        let sent = clock()
         do {
             let reply = try await redis.evaluate(FleetScripts.draw, keys: [key], arguments: [
                 String(draw.rate), String(draw.burst), String(draw.want), String(draw.giveBack),
@@ -82,9 +83,11 @@ public final class FleetLimiter: FleetRateLimiting, FleetSessionLimiting, Sendab
                 throw FleetLimitsError.unexpectedReply(script: "draw", reply)
             }
             let now = clock()
-            core.withLockedValue { $0.drawn(draw, granted: Int(granted), retryAfterMilliseconds: Int(wait), now: now) }
+            core.withLockedValue {
+                $0.drawn(draw, granted: Int(granted), retryAfterMilliseconds: Int(wait), now: now, roundTrip: now > sent ? now - sent : 0)
+            }
         } catch {
-            changed(core.withLockedValue { $0.drawFailed(draw, reason: "\(error)") })
+            changed(core.withLockedValue { $0.drawFailed(draw, reason: "\(error)", sentAt: sent) })
         }
     }
 
@@ -93,15 +96,16 @@ public final class FleetLimiter: FleetRateLimiting, FleetSessionLimiting, Sendab
     /// One heartbeat: this relay's entry in the live list, its session leases renewed, idle
     /// tokens given back.
     func tick() async {
+        let sent = clock()
         do {
             let reply = try await redis.evaluate(FleetScripts.heartbeat, keys: [configuration.keyPrefix + "relays"], arguments: [
                 configuration.relayID, String(configuration.relayTTL / 1_000_000),
             ])
             guard let live = reply.integer else { throw FleetLimitsError.unexpectedReply(script: "heartbeat", reply) }
-            changed(core.withLockedValue { $0.heartbeat(liveRelays: Int(live)) })
+            changed(core.withLockedValue { $0.heartbeat(liveRelays: Int(live), sentAt: sent) })
             try await renewLeases()
         } catch {
-            changed(core.withLockedValue { $0.redisFailed(reason: "\(error)") })
+            changed(core.withLockedValue { $0.redisFailed(reason: "\(error)", sentAt: sent) })
             return
         }
         let now = clock()

@@ -11,6 +11,10 @@ import Policy
 public struct FleetLimiterCore: Sendable {
     public let configuration: FleetLimitsConfiguration
     public private(set) var degraded = false
+    /// When (the policy's clock) the failed call that began the fallback was sent, and from when
+    /// failures count again after it ended.
+    var degradedSince: UInt64 = 0
+    var sharedSince: UInt64 = 0
     /// Live relays as Redis last listed them (this one included); 1 until the first heartbeat.
     public private(set) var liveRelays = 1
     var allowances: [FleetBucketKey: FleetAllowance] = [:]
@@ -57,7 +61,7 @@ public struct FleetLimiterCore: Sendable {
 
     /// A draw for `key` when its allowance is below the refill mark and none is in flight.
     private func startDraw(_ key: FleetBucketKey, _ allowance: inout FleetAllowance, now: UInt64) -> FleetDraw? {
-        let batch = configuration.batch(rate: allowance.rate)
+        let batch = configuration.batch(rate: allowance.rate, roundTrip: allowance.roundTrip)
         guard !allowance.drawing, now >= allowance.retryAt,
               allowance.tokens < Double(batch) * configuration.refillBelow else { return nil }
         allowance.drawing = true
@@ -83,12 +87,15 @@ public struct FleetLimiterCore: Sendable {
 
     // MARK: Redis's answers
 
-    /// A draw came back: `granted` tokens, and when Redis's bucket will have more. (A draw sent
+    /// A draw came back after `roundTrip` nanoseconds: `granted` tokens, and when Redis's bucket
+    /// will have more. (A draw sent
     /// before a fallback may come back during it: its tokens are kept, and only a heartbeat
     /// ends the fallback, so the mode changes once each way.)
-    public mutating func drawn(_ draw: FleetDraw, granted: Int, retryAfterMilliseconds: Int, now: UInt64) {
+    public mutating func drawn(_ draw: FleetDraw, granted: Int, retryAfterMilliseconds: Int, now: UInt64,
+                               roundTrip: UInt64 = 0) {
         guard var allowance = allowances[draw.key] else { return }
         allowance.drawing = false
+        allowance.roundTrip = roundTrip
         allowance.tokens += Double(granted)
         if granted < draw.want {
             allowance.retryAt = now + max(configuration.minRetry, UInt64(max(0, retryAfterMilliseconds)) * 1_000_000)
@@ -96,31 +103,38 @@ public struct FleetLimiterCore: Sendable {
         allowances[draw.key] = allowance
     }
 
-    /// A draw failed or timed out: the allowance keeps what it has; local limits from now on.
-    public mutating func drawFailed(_ draw: FleetDraw, reason: String) -> FleetModeChange? {
+    /// A draw sent at `sentAt` failed or timed out: the allowance keeps what it has; local
+    /// limits from now on.
+    public mutating func drawFailed(_ draw: FleetDraw, reason: String, sentAt: UInt64) -> FleetModeChange? {
         allowances[draw.key]?.drawing = false
-        return enterDegraded(reason: reason)
+        return enterDegraded(reason: reason, sentAt: sentAt)
     }
 
-    /// A heartbeat listed `live` relays.
-    public mutating func heartbeat(liveRelays live: Int) -> FleetModeChange? {
+    /// A heartbeat sent at `sentAt` listed `live` relays. Only an answer to a call sent after
+    /// the fallback began ends it: one that was on its way when Redis went does not.
+    public mutating func heartbeat(liveRelays live: Int, sentAt: UInt64) -> FleetModeChange? {
         liveRelays = max(1, live)
-        return leaveDegraded()
+        guard degraded, sentAt > degradedSince else { return nil }
+        return leaveDegraded(sentAt: sentAt)
     }
 
-    /// Any Redis call failed or timed out.
-    public mutating func redisFailed(reason: String) -> FleetModeChange? { enterDegraded(reason: reason) }
+    /// A Redis call sent at `sentAt` failed or timed out.
+    public mutating func redisFailed(reason: String, sentAt: UInt64) -> FleetModeChange? {
+        enterDegraded(reason: reason, sentAt: sentAt)
+    }
 
-    private mutating func enterDegraded(reason: String) -> FleetModeChange? {
-        guard !degraded else { return nil }
+    /// A failure of a call sent before the last return to shared limits is old news.
+    private mutating func enterDegraded(reason: String, sentAt: UInt64) -> FleetModeChange? {
+        guard !degraded, sentAt >= sharedSince else { return nil }
         degraded = true
+        degradedSince = sentAt
         for key in allowances.keys { allowances[key]?.fallback = nil }
         return .degraded(reason: reason, liveRelays: liveRelays)
     }
 
-    private mutating func leaveDegraded() -> FleetModeChange? {
-        guard degraded else { return nil }
+    private mutating func leaveDegraded(sentAt: UInt64) -> FleetModeChange? {
         degraded = false
+        sharedSince = sentAt
         for key in allowances.keys { allowances[key]?.retryAt = 0 }
         return .shared
     }

@@ -53,9 +53,12 @@ public struct FleetLimitsConfiguration: Sendable, Hashable {
         self.relayID = relayID
     }
 
-    /// The tokens one draw asks for at `rate` tokens per second.
-    public func batch(rate: Double) -> Int {
-        let tokens = (rate * batchWindow).rounded(.up)
+    /// The tokens one draw asks for at `rate` tokens per second, when the last draw took
+    /// `roundTrip` nanoseconds: a batch covers ``batchWindow`` or twice the round trip, whichever
+    /// is longer, so a Redis slowed down still hands each relay enough to go on between draws
+    /// (the tokens held, and the error bound with them, grow with the round trip).
+    public func batch(rate: Double, roundTrip: UInt64 = 0) -> Int {
+        let tokens = (rate * max(batchWindow, 2 * Double(roundTrip) / 1e9)).rounded(.up)
         guard tokens.isFinite, tokens >= 1 else { return 1 }
         return tokens >= Double(maxBatch) ? maxBatch : Int(tokens)
     }

@@ -35,15 +35,16 @@ final class FleetFixture: Sendable {
         self.members = members
     }
 
-    /// Heartbeats every 250 ms and a relay counts as live for 1.5 s, so the fleet converges
-    /// within the test's waits; the Redis clients come back within half a second of a restart.
+    /// Heartbeats every 250 ms (the fleet converges within the test's waits), and a relay
+    /// counts as live for 5 s, so a heartbeat a busy machine delays does not drop it from the
+    /// live count; the Redis clients come back within half a second of a restart.
     /// Redis calls get 2 s, not 250 ms: on a machine busy with the rest of the suite a draw may
     /// well take longer than the relay's default, and a fallback the test did not cause would
     /// be counted and logged.
     static func configuration(relay index: Int) -> FleetLimitsConfiguration {
         var configuration = FleetLimitsConfiguration(relayID: "relay-\(index)")
         configuration.heartbeatInterval = 250_000_000
-        configuration.relayTTL = 1_500_000_000
+        configuration.relayTTL = 5_000_000_000
         configuration.redisTimeout = 2_000_000_000
         return configuration
     }

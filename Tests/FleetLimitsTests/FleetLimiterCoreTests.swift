@@ -17,6 +17,17 @@ import Testing
         #expect(configuration.batch(rate: 0.5) == 1)
         #expect(configuration.batch(rate: 1e12) == configuration.maxBatch)
         #expect(configuration.batch(rate: 35) == 4, "rounded up")
+        #expect(configuration.batch(rate: 40, roundTrip: 500_000_000) == 40, "a slow Redis: twice its round trip's tokens")
+        #expect(configuration.batch(rate: 40, roundTrip: 10_000_000) == 4)
+    }
+
+    @Test func aSlowDrawMakesTheNextBatchCoverTwiceItsRoundTrip() throws {
+        var core = FleetLimiterCore(configuration: Self.configuration)
+        let first = try #require(core.spend(Self.spend(), now: 0).1)
+        #expect(first.want == 4)
+        core.drawn(first, granted: 0, retryAfterMilliseconds: 0, now: 300_000_000, roundTrip: 300_000_000)
+        let second = try #require(core.spend(Self.spend(), now: 310_000_000).1)
+        #expect(second.want == 24, "40/s × 2 × 300 ms")
     }
 
     @Test func anEmptyAllowanceRefusesAndDrawsOnceThenSpendsTheGrant() throws {
@@ -51,7 +62,7 @@ import Testing
 
     @Test func delayModeSpendsOnCreditAndWaitsForTheDebtAtThisRelaysShare() throws {
         var core = FleetLimiterCore(configuration: Self.configuration)
-        _ = core.heartbeat(liveRelays: 2)
+        _ = core.heartbeat(liveRelays: 2, sentAt: 0)
         let (first, draw) = core.spend(Self.spend(onExceed: .delay), now: 0)
         // One token owed at 40/s ÷ 2 relays: 50 ms.
         #expect(first == .wait(nanoseconds: 50_000_000))
@@ -64,10 +75,11 @@ import Testing
 
     @Test func aFailedDrawFallsBackOnceToLimitOverLiveRelaysAndAHeartbeatBringsItBack() throws {
         var core = FleetLimiterCore(configuration: Self.configuration)
-        _ = core.heartbeat(liveRelays: 3)
+        _ = core.heartbeat(liveRelays: 3, sentAt: 0)
         let draw = try #require(core.spend(Self.spend(30, burst: 3), now: 0).1)
-        #expect(core.drawFailed(draw, reason: "timed out") == .degraded(reason: "timed out", liveRelays: 3))
-        #expect(core.redisFailed(reason: "again") == nil, "entering is reported once")
+        #expect(core.drawFailed(draw, reason: "timed out", sentAt: 10) == .degraded(reason: "timed out", liveRelays: 3))
+        #expect(core.redisFailed(reason: "again", sentAt: 20) == nil, "entering is reported once")
+        #expect(core.heartbeat(liveRelays: 3, sentAt: 5) == nil, "an answer sent before the fallback does not end it")
         core.drawn(draw, granted: 0, retryAfterMilliseconds: 0, now: 1)
         #expect(core.degraded, "a draw sent before the fallback does not end it")
         #expect(core.degraded)
@@ -81,8 +93,9 @@ import Testing
             admitted += 1
         }
         #expect((9...11).contains(admitted), "\(admitted) in one second at 10/s")
-        #expect(core.heartbeat(liveRelays: 3) == .shared)
-        #expect(core.heartbeat(liveRelays: 3) == nil, "leaving is reported once")
+        #expect(core.heartbeat(liveRelays: 3, sentAt: 3 * Self.second) == .shared)
+        #expect(core.heartbeat(liveRelays: 3, sentAt: 3 * Self.second) == nil, "leaving is reported once")
+        #expect(core.redisFailed(reason: "late", sentAt: 15) == nil, "a failure of a call sent before the return is old news")
         #expect(core.spend(Self.spend(30, burst: 3), now: 4 * Self.second).1 != nil, "draws again")
     }
 
@@ -105,7 +118,7 @@ import Testing
     @Test func threeRelaysDrawingInBatchesAdmitTheFleetRate() {
         let rate = 40.0, burst = 8.0
         var cores = (0..<3).map { _ in FleetLimiterCore(configuration: Self.configuration) }
-        for index in cores.indices { _ = cores[index].heartbeat(liveRelays: 3) }
+        for index in cores.indices { _ = cores[index].heartbeat(liveRelays: 3, sentAt: 0) }
         var bucket = (tokens: burst, at: UInt64(0))
         var inFlight: [(relay: Int, draw: FleetDraw, arrives: UInt64)] = []
         var admitted = 0
@@ -137,7 +150,7 @@ import Testing
 
     @Test func whileDegradedEachRelayAdmitsItsShareOfTheSessions() {
         var core = FleetLimiterCore(configuration: Self.configuration)
-        _ = core.heartbeat(liveRelays: 2)
+        _ = core.heartbeat(liveRelays: 2, sentAt: 0)
         let refusal = ConnectionRefusal(status: 503, retryAfter: 5, reason: "full", rule: "two", dryRun: false)
         let claims = [FleetSessionClaim(rule: "two", key: "user:alice", limit: 4, refusal: refusal)]
         #expect(core.localRefusal(claims) == nil)
