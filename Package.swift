@@ -103,6 +103,18 @@ let package = Package(
             ]
         ),
         .target(
+            // The policy's `scope: fleet` limits shared through Redis: token allowances drawn in
+            // batches, session leases, the fallback to local limits while Redis is away.
+            name: "FleetLimits",
+            dependencies: [
+                "Policy", "RedisClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             // One session's bridge from the policy file's message rules to the mediator: the
             // value a mediating session's SessionMediator asks, below the relay.
             name: "MediationRules",
@@ -201,7 +213,7 @@ let package = Package(
             name: "blipscope",
             dependencies: [
                 "BLIPCore", "Capture", "CZlib", "CISAL", "BLIPNIO", "Relay", "Replication", "Gateway", "Replay", "Mediation", "Policy",
-                "WebView", "CMalloc", "SyncGatewayLog", "CommandLineSupport",
+                "WebView", "CMalloc", "SyncGatewayLog", "CommandLineSupport", "FleetLimits", "RedisClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -302,8 +314,20 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "FleetLimitsTests",
+            dependencies: [
+                "FleetLimits", "Policy", "RedisClient", "Relay", "Gateway", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "MetricCatalog",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
             name: "PolicyTests",
-            dependencies: ["Policy", "BLIPCore", "BLIPTestSupport"]
+            dependencies: ["Policy", "BLIPCore", "BLIPTestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
         ),
         .testTarget(
             name: "InteropTests",

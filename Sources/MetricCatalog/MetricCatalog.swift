@@ -102,10 +102,16 @@ public enum MetricCatalog {
     public static let userWireBytesTotal = MetricDefinition(
         "blipscope_user_wire_bytes_total", .counter, labels: ["user", "direction"], optIn: true,
         help: "Wire bytes by user and direction (only with --metrics-user-labels).")
+    public static let fleetLimitsDegraded = MetricDefinition(
+        "blipscope_fleet_limits_degraded", .gauge, labels: [],
+        help: "1 while the fleet's Redis does not answer and scope: fleet limits are kept locally (limit ÷ live relays), else 0.")
+    public static let fleetLimitsFallbacksTotal = MetricDefinition(
+        "blipscope_fleet_limits_fallbacks_total", .counter, labels: [],
+        help: "Times the fleet limits fell back to local limits because Redis failed or was too slow.")
 
     /// Every metric above (histograms appear in a scrape as `_bucket`, `_sum`, `_count`).
     public static let all: [MetricDefinition] = [
-        sessionsActive, sessionsTotal, sessionsClosedTotal, handshakesTotal, upstreamConnectSeconds, upstreamConnectFailuresTotal, upstreamNodeSessionsActive, upstreamNodeSessionsTotal, upstreamNodeUp, upstreamNodeCheckFailuresTotal, upstreamNodeSkipsTotal, messagesTotal, framesTotal, wireBytesTotal, payloadBytesTotal, requestDurationSeconds, errorRepliesTotal, documentsTotal, revisionsTotal, tombstonesTotal, attachmentBytesTotal, conflictsTotal, policyVerdictsTotal, rateLimitDelaySeconds, stuckSessions, captureRecordsTotal, captureBytesTotal, captureDroppedTotal, decodeFailuresTotal, userMessagesTotal, userWireBytesTotal,
+        sessionsActive, sessionsTotal, sessionsClosedTotal, handshakesTotal, upstreamConnectSeconds, upstreamConnectFailuresTotal, upstreamNodeSessionsActive, upstreamNodeSessionsTotal, upstreamNodeUp, upstreamNodeCheckFailuresTotal, upstreamNodeSkipsTotal, messagesTotal, framesTotal, wireBytesTotal, payloadBytesTotal, requestDurationSeconds, errorRepliesTotal, documentsTotal, revisionsTotal, tombstonesTotal, attachmentBytesTotal, conflictsTotal, policyVerdictsTotal, rateLimitDelaySeconds, stuckSessions, captureRecordsTotal, captureBytesTotal, captureDroppedTotal, decodeFailuresTotal, userMessagesTotal, userWireBytesTotal, fleetLimitsDegraded, fleetLimitsFallbacksTotal,
     ]
 
     /// The definition named `name`.

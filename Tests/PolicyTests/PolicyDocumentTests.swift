@@ -101,6 +101,9 @@ struct PolicyDocumentTests {
         ("connections: { rules: [{ name: c, handshakeRate: { burst: 3 } }] }", "connection rule \"c\"", "handshakeRate.perSecond", "is required"),
         ("connections: { rules: [{ name: c, match: { ip: 1.2.3.4 }, deny: true }] }", "connection rule \"c\"", "match.ip", "unknown key"),
         ("connections: { rules: [{ name: c, deny: true, allow: true }] }", "connection rule \"c\"", "", "2 actions"),
+        ("rules: [{ name: a, action: { rateLimit: { perSecond: 5, key: user, scope: cluster } } }]", "rule \"a\"", "action.rateLimit.scope", "local or fleet"),
+        ("rules: [{ name: a, action: { rateLimit: { perSecond: 5, scope: fleet } } }]", "rule \"a\"", "action.rateLimit.scope", "never shared"),
+        ("connections: { rules: [{ name: c, maxSessions: { perUser: 2, scope: world } }] }", "connection rule \"c\"", "maxSessions.scope", "local or fleet"),
     ])
     func errorsNameRuleAndField(yaml: String, location: String, field: String, problem: String) {
         do {

@@ -108,6 +108,18 @@ struct OptionMessagesTests {
         Case(arguments: ["relay", "--inspection-batch", "64,0"], cause: "--inspection-batch 64,0: not FRAMES or FRAMES,KIB",
              hint: "at least 1 frame"),
         Case(arguments: ["relay", "--cpus", "x"], cause: "--cpus: CPU list \"x\"", hint: "CPU numbers"),
+        // The fleet's Redis
+        Case(arguments: ["relay", "--redis", "http://127.0.0.1:6379"],
+             cause: "--redis http://127.0.0.1:6379: has the scheme http://, not redis:// or rediss://", hint: "redis://[:PASSWORD@]HOST:PORT[/DB]"),
+        Case(arguments: ["relay", "--redis", "redis://127.0.0.1:6379/x"],
+             cause: "--redis redis://127.0.0.1:6379/x: has the path /x, which is not a database number", hint: "rediss://"),
+        Case(arguments: ["relay", "--redis-ca", text], cause: "--redis-ca \(text) goes with --redis", hint: "--redis rediss://HOST:PORT"),
+        Case(arguments: ["relay", "--redis", "redis://127.0.0.1:6379", "--redis-ca", text],
+             cause: "--redis-ca \(text) goes with a rediss:// URL", hint: "rediss://HOST:PORT"),
+        Case(arguments: ["relay", "--redis", "rediss://127.0.0.1:6379", "--redis-ca", "/nonexistent/ca.pem"],
+             cause: "--redis-ca /nonexistent/ca.pem: no such file", hint: "CA certificates"),
+        Case(arguments: ["relay", "--redis", "rediss://127.0.0.1:6379", "--redis-ca", text],
+             cause: "--redis-ca \(text): ", hint: "PEM file of the CA certificates"),
     ]
 
     @Test(arguments: cases)

@@ -43,4 +43,35 @@ struct RelayPolicyCommandTests {
         #expect(relay.isRunning, "SIGHUP reloads, it does not end the relay")
         #expect(try await relay.stop() == 0, "Ctrl-C ends the relay cleanly")
     }
+
+    static let fleetPolicy = """
+        rules:
+          - name: per-user
+            action: { rateLimit: { perSecond: 30, key: user, onExceed: deny, scope: fleet } }
+        """
+
+    @Test("scope: fleet without --redis: exit non-zero naming the rule, the field and --redis, nothing listens")
+    func fleetScopeNeedsRedis() async throws {
+        let path = NSTemporaryDirectory() + "fleet-policy-\(UUID().uuidString).yaml"
+        try Self.fleetPolicy.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try await BlipscopeExecutable.run(["relay", "--listen", "127.0.0.1:0", "--policy", path])
+        #expect(result.status != 0)
+        #expect(result.errors.contains("error: policy \(path): rule \"per-user\": action.rateLimit.scope: fleet limits are shared through Redis: start the relay with --redis URL"),
+                "\(result.errors)")
+        #expect(!result.errors.contains("listening"))
+    }
+
+    @Test("scope: fleet with --redis to a real redis-server: the relay starts")
+    func fleetScopeWithRedisStarts() async throws {
+        let path = NSTemporaryDirectory() + "fleet-policy-\(UUID().uuidString).yaml"
+        try Self.fleetPolicy.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try await RedisServerProcess.with { redis in
+            let relay = try BlipscopeExecutable.start(["relay", "--listen", "127.0.0.1:0", "--policy", path, "--redis", redis.url])
+            defer { relay.kill() }
+            try await relay.waitForError(containing: "listening")
+            #expect(try await relay.stop() == 0)
+        }
+    }
 }

@@ -8,7 +8,9 @@
 ///
 /// `maxSessions` counts sessions admitted and not yet closed: per user (anonymous sessions are
 /// not counted per user), per client IP, in total. `handshakeRate` keeps a token bucket per
-/// client IP (its token is spent even if a later rule refuses).
+/// client IP (its token is spent even if a later rule refuses). A `maxSessions` rule with
+/// `scope: fleet` is not checked here when the state has a fleet: the relay asks the fleet
+/// (``fleetSessionClaims(_:)``) once these rules admitted the handshake.
 public final class ConnectionPolicy: Sendable {
     public let rules: [ConnectionRule]
     public let defaultAllows: Bool
@@ -32,7 +34,8 @@ public final class ConnectionPolicy: Sendable {
             var verdict = ConnectionVerdict.allow
             ruleLoop: for rule in rules where rule.match.matches(facts) {
                 if case .allow = rule.action { break ruleLoop }
-                guard var refusal = Self.refusal(rule, facts, now: now, state: &state) else { continue }
+                guard var refusal = Self.refusal(rule, facts, now: now, state: &state, fleet: self.state.fleetSessions != nil)
+                else { continue }
                 if dryRun || rule.dryRun {
                     refusal.dryRun = true
                     wouldRefuse = wouldRefuse ?? refusal
@@ -64,7 +67,7 @@ public final class ConnectionPolicy: Sendable {
     }
 
     private static func refusal(_ rule: ConnectionRule, _ facts: HandshakeFacts, now: UInt64,
-                                state: inout PolicyState.Inner) -> ConnectionRefusal? {
+                                state: inout PolicyState.Inner, fleet: Bool) -> ConnectionRefusal? {
         func refuse(_ status: Int, _ retryAfter: Int?, _ reason: String) -> ConnectionRefusal {
             ConnectionRefusal(status: status, retryAfter: retryAfter, reason: reason, rule: rule.name, dryRun: false)
         }
@@ -76,6 +79,8 @@ public final class ConnectionPolicy: Sendable {
         case .requireTLS:
             return facts.tls ? nil : refuse(403, nil, "TLS (wss) is required")
         case .maxSessions(let limits):
+            // A fleet's count is the relay's to check, after these rules (fleetSessionClaims).
+            if limits.scope == .fleet, fleet { return nil }
             let sessions = state.sessions
             if let total = limits.total, sessions.total >= total {
                 return refuse(limits.status, limits.retryAfter, "\(total) sessions open (limit)")

@@ -24,6 +24,14 @@ public struct ConnectionRefusal: Sendable, Equatable, CustomStringConvertible {
     public var rule: String
     public var dryRun: Bool
 
+    public init(status: Int, retryAfter: Int?, reason: String, rule: String, dryRun: Bool) {
+        self.status = status
+        self.retryAfter = retryAfter
+        self.reason = reason
+        self.rule = rule
+        self.dryRun = dryRun
+    }
+
     public var description: String {
         "connection rule \"\(rule)\" refuses with \(status)\(retryAfter.map { " (Retry-After \($0)s)" } ?? ""): \(reason)"
     }

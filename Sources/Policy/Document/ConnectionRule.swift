@@ -56,6 +56,8 @@ public struct SessionLimits: Sendable, Equatable {
     public var perIP: Int?
     public var status: Int
     public var retryAfter: Int
+    /// `local`: sessions open on this relay; `fleet`: on every relay sharing the `--redis`.
+    public var scope: LimitScope = .local
 }
 
 extension ConnectionRule {
@@ -110,7 +112,7 @@ extension ConnectionMatch {
 
 extension SessionLimits {
     init(parsing node: PolicyNode) throws(PolicyError) {
-        let map = try node.mapping(allowed: ["total", "perUser", "perIP", "status", "retryAfter"])
+        let map = try node.mapping(allowed: ["total", "perUser", "perIP", "status", "retryAfter", "scope"])
         total = try map["total"]?.integer(min: 1)
         perUser = try map["perUser"]?.integer(min: 1)
         perIP = try map["perIP"]?.integer(min: 1)
@@ -119,5 +121,6 @@ extension SessionLimits {
         guard status == 429 || status == 503 else { throw try map.required("status").fail("must be 429 or 503 (statuses clients retry)") }
         retryAfter = Int(try map["retryAfter"]?.duration() ?? 5_000_000_000) / 1_000_000_000
         guard retryAfter >= 1 else { throw try map.required("retryAfter").fail("must be at least 1s") }
+        scope = try LimitScope(parsing: map["scope"])
     }
 }

@@ -73,6 +73,22 @@ public struct PolicyDocument: Sendable {
         }
     }
 
+    /// Where the document asks for `scope: fleet` (to refuse it without a fleet): the first such
+    /// rule and field, nil when every limit is local.
+    public var firstFleetScope: (location: String, field: String)? {
+        for rule in rules {
+            if case .rateLimit(let limit) = rule.action, limit.scope == .fleet {
+                return ("rule \"\(rule.name)\"", "action.rateLimit.scope")
+            }
+        }
+        for rule in connectionRules {
+            if case .maxSessions(let limits) = rule.action, limits.scope == .fleet {
+                return ("connection rule \"\(rule.name)\"", "maxSessions.scope")
+            }
+        }
+        return nil
+    }
+
     /// Parses each item of a rule list with its location set to its name (or index), and
     /// rejects repeated names.
     private static func list<Rule>(_ node: PolicyNode, kind: String,

@@ -81,7 +81,7 @@ extension DelayRange {
 
 extension RateLimit {
     init(parsing node: PolicyNode) throws(PolicyError) {
-        let map = try node.mapping(allowed: ["perSecond", "burst", "bytesPerSecond", "burstBytes", "key", "onExceed"])
+        let map = try node.mapping(allowed: ["perSecond", "burst", "bytesPerSecond", "burstBytes", "key", "onExceed", "scope"])
         perSecond = try map["perSecond"]?.positiveNumber()
         bytesPerSecond = try map["bytesPerSecond"].map { value throws(PolicyError) in
             let rate = try value.byteSize()
@@ -105,6 +105,10 @@ extension RateLimit {
         if let value = map["onExceed"] {
             guard let parsed = OnExceed(rawValue: try value.string()) else { throw value.fail("must be delay or deny") }
             onExceed = parsed
+        }
+        scope = try LimitScope(parsing: map["scope"])
+        if scope == .fleet, key == .session, let value = map["scope"] {
+            throw value.fail("a session's bucket is never shared: give key user, clientIP or global with scope fleet")
         }
     }
 }

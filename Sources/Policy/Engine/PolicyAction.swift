@@ -73,6 +73,8 @@ public struct RateLimit: Sendable, Equatable {
     public var burstBytes: Double
     public var key: Key
     public var onExceed: OnExceed
+    /// `local`: each relay keeps its own buckets; `fleet`: the relays share them in Redis.
+    public var scope: LimitScope = .local
 }
 
 /// `close:` — the close code (1001 going away, 1006 abrupt TCP drop without a CLOSE frame, 1011

@@ -132,14 +132,14 @@ public final class PolicyEngine: Sendable {
         state.withLock { state in
             if let limit = rule.limit, state.applied[rule.name, default: 0] >= limit { return nil }
             if rule.toxicity < 1, state.unit() >= rule.toxicity { return nil }
-            guard let action = Self.action(rule, message, session, now: now, state: &state) else { return nil }
+            guard let action = Self.action(rule, message, session, now: now, state: &state, fleet: self.state.fleet) else { return nil }
             state.applied[rule.name, default: 0] += 1
             return action
         }
     }
 
     private static func action(_ rule: MessageRule, _ message: MessageFacts, _ session: SessionFacts, now: UInt64,
-                               state: inout PolicyState.Inner) -> ResolvedAction? {
+                               state: inout PolicyState.Inner, fleet: (any FleetRateLimiting)?) -> ResolvedAction? {
         switch rule.action {
         case .deny(let reply):
             return refuse(message, reply) { .deny($0) }
@@ -160,7 +160,7 @@ public final class PolicyEngine: Sendable {
         case .bandwidth(let rate):
             return .bandwidth(bytesPerSecond: rate)
         case .rateLimit(let limit):
-            return rateLimit(rule.name, limit, message, session, now: now, state: &state)
+            return rateLimit(rule.name, limit, message, session, now: now, state: &state, fleet: fleet)
         case .close(let fault):
             return close(rule.name, fault, message, session, state: &state)
         }
@@ -175,7 +175,7 @@ public final class PolicyEngine: Sendable {
     }
 
     private static func rateLimit(_ rule: String, _ limit: RateLimit, _ message: MessageFacts, _ session: SessionFacts,
-                                  now: UInt64, state: inout PolicyState.Inner) -> ResolvedAction? {
+                                  now: UInt64, state: inout PolicyState.Inner, fleet: (any FleetRateLimiting)?) -> ResolvedAction? {
         let keyValue: String
         switch limit.key {
         case .session: keyValue = "session:\(session.id)"
@@ -185,7 +185,19 @@ public final class PolicyEngine: Sendable {
         }
         var wait: UInt64 = 0
         var short = false
+        var refused = false
         func spend(_ bucket: String, rate: Double, capacity: Double, cost: Double) {
+            if limit.scope == .fleet, let fleet {
+                // The relay's share of the fleet's bucket, answered from memory (docs/redis.md).
+                let asked = FleetSpend(rule: rule, bucket: bucket + keyValue, rate: rate, burst: capacity, cost: cost,
+                                       onExceed: limit.onExceed)
+                switch fleet.spend(asked, now: now) {
+                case .granted: break
+                case .wait(let nanoseconds): wait = max(wait, nanoseconds); short = short || nanoseconds > 0
+                case .refused: refused = true; short = true
+                }
+                return
+            }
             let key = RateLimiterTable.Key(rule: rule, value: bucket + keyValue)
             let needed = state.buckets.withBucket(key, rate: rate, capacity: capacity, now: now) { bucket in
                 limit.onExceed == .delay ? bucket.reserve(cost, now: now) : bucket.take(cost, now: now)
@@ -198,6 +210,7 @@ public final class PolicyEngine: Sendable {
             spend("bytes|", rate: bytesPerSecond, capacity: limit.burstBytes, cost: Double(message.bodySize ?? 0))
         }
         guard short else { return nil }
+        if refused { return refuse(message, ErrorReply(code: 429, message: "rate limit exceeded")) { .deny($0) } }
         switch limit.onExceed {
         case .delay: return .delay(nanoseconds: wait)
         case .deny: return refuse(message, ErrorReply(code: 429, message: "rate limit exceeded")) { .deny($0) }

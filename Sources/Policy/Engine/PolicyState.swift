@@ -34,9 +34,18 @@ public final class PolicyState: Sendable {
     }
 
     private let inner: NIOLockedValueBox<Inner>
+    /// The relay's share of the fleet's buckets (`--redis`); nil: `scope: fleet` limits are kept
+    /// locally like the others (a store refuses such a policy, see ``PolicyStore``).
+    public let fleet: (any FleetRateLimiting)?
+    /// The fleet's session leases (`maxSessions` with `scope: fleet`), checked by the relay at
+    /// the handshake after the local rules.
+    public let fleetSessions: (any FleetSessionLimiting)?
 
-    public init(random: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), maxBuckets: Int = 100_000) {
+    public init(random: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), maxBuckets: Int = 100_000,
+                fleet: (any FleetRateLimiting)? = nil, fleetSessions: (any FleetSessionLimiting)? = nil) {
         inner = NIOLockedValueBox(Inner(buckets: RateLimiterTable(maxEntries: maxBuckets), random: random))
+        self.fleet = fleet
+        self.fleetSessions = fleetSessions
     }
 
     func withLock<T>(_ body: (inout Inner) -> T) -> T { inner.withLockedValue(body) }

@@ -27,6 +27,7 @@ public final class PolicyStore: Sendable {
     public init(path: String, dryRun: Bool = false, state: PolicyState = PolicyState()) throws(PolicyError) {
         let data = try Self.read(path)
         let document = try PolicyDocument(yaml: String(decoding: data, as: UTF8.self))
+        try Self.checkScopes(document, state: state)
         self.path = path
         self.dryRun = dryRun
         self.state = state
@@ -88,6 +89,7 @@ public final class PolicyStore: Sendable {
         let document: PolicyDocument
         do {
             document = try PolicyDocument(yaml: String(decoding: data, as: UTF8.self))
+            try Self.checkScopes(document, state: state)
         } catch {
             current.withLockedValue { $0.lastSeen = data }
             throw error
@@ -107,6 +109,12 @@ public final class PolicyStore: Sendable {
                 connections: ConnectionPolicy(rules: document.connectionRules, defaultAllows: document.connectionDefaultAllows,
                                               state: state, dryRun: dryRun),
                 lastSeen: seen)
+    }
+
+    /// A policy with `scope: fleet` needs the fleet's Redis (`--redis`), at start and at reload.
+    private static func checkScopes(_ document: PolicyDocument, state: PolicyState) throws(PolicyError) {
+        guard let (location, field) = document.firstFleetScope, state.fleet == nil || state.fleetSessions == nil else { return }
+        throw .invalid(location, field, "fleet limits are shared through Redis: start the relay with --redis URL, or use scope local")
     }
 
     private static func read(_ path: String) throws(PolicyError) -> Data {

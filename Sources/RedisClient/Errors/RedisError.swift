@@ -53,6 +53,13 @@ public struct RedisError: Error, CustomStringConvertible, Sendable, Hashable {
 
     private init(_ base: Base) { self.base = base }
 
+    /// For ``Code/invalidURL``: the URL as quoted (credentials redacted) and what is wrong with
+    /// it, for a caller that words the error itself (the relay's `--redis`).
+    public var invalidURL: (url: String, reason: String)? {
+        if case let .invalidURL(url, reason) = base { return (url, reason) }
+        return nil
+    }
+
     static func invalidURL(_ redactedURL: String, _ reason: String) -> RedisError {
         RedisError(.invalidURL(url: redactedURL, reason: reason))
     }

@@ -36,6 +36,8 @@ public final class RelayMetrics: Sendable {
     let captureRecords: Counter
     let captureBytes: Counter
     let captureDrops: Counter
+    let fleetDegraded: Meter
+    let fleetFallbacks: Counter
     private let cache = NIOLockedValueBox(LabelCache())
 
     /// - Parameters:
@@ -72,6 +74,9 @@ public final class RelayMetrics: Sendable {
         captureRecords = Counter(label: MetricCatalog.captureRecordsTotal.name, factory: factory)
         captureBytes = Counter(label: MetricCatalog.captureBytesTotal.name, factory: factory)
         captureDrops = Counter(label: MetricCatalog.captureDroppedTotal.name, factory: factory)
+        fleetDegraded = Meter(label: MetricCatalog.fleetLimitsDegraded.name, factory: factory)
+        fleetDegraded.set(0)
+        fleetFallbacks = Counter(label: MetricCatalog.fleetLimitsFallbacksTotal.name, factory: factory)
         precreateFamilies()
     }
 
@@ -110,6 +115,13 @@ public final class RelayMetrics: Sendable {
 
     /// The capture writer dropped `records` records (drop mode, queue full).
     public func captureDropped(records: Int) { captureDrops.increment(by: Int64(records)) }
+
+    /// The fleet limits fell back to local limits (`true`, counted once per fallback) or are
+    /// shared through Redis again (`false`).
+    public func fleetLimits(degraded: Bool) {
+        fleetDegraded.set(degraded ? 1 : 0)
+        if degraded { fleetFallbacks.increment() }
+    }
 
     // MARK: label-keyed metrics (not per message)
 

@@ -119,14 +119,43 @@ struct ClientPipeline {
             pending.handshake.refusal = refusal
             return channel.eventLoop.makeSucceededFuture(nil)
         }
-        let info = SessionInfo(id: server.makeSessionID(), clientAddress: clientAddress, user: client.user,
+        let sessionID = server.makeSessionID()
+        guard let fleet = admission.fleet else {
+            return dial(channel, head: head, client: client, route: route, urls: urls, makeRequest: makeRequest,
+                        pending: pending, clientAddress: clientAddress, sessionID: sessionID, release: admission.release)
+        }
+        // The fleet's counts, after the local rules: one bounded Redis round trip per claim.
+        let (limiter, claims) = fleet
+        let logger = server.logger
+        return channel.eventLoop.makeFutureWithTask { await limiter.open(claims, session: sessionID) }
+            .flatMap { refusal -> EventLoopFuture<HTTPHeaders?> in
+                if let refusal, !refusal.dryRun {
+                    admission.release?()
+                    pending.handshake.refusal = HandshakeHandler.refusal(for: refusal)
+                    return channel.eventLoop.makeSucceededFuture(nil)
+                }
+                if let refusal { logger.info("policy dry-run: \(clientAddress) \(refusal) (admitted)") }
+                let local = admission.release
+                let release: @Sendable () -> Void = { local?(); limiter.close(claims, session: sessionID) }
+                return self.dial(channel, head: head, client: client, route: route, urls: urls, makeRequest: makeRequest,
+                                 pending: pending, clientAddress: clientAddress, sessionID: sessionID, release: release)
+            }
+    }
+
+    /// Opens the session and dials its upstream; `release` runs when the session finishes.
+    private func dial(_ channel: Channel, head: HTTPRequestHead, client: ClientHandshake, route: UpstreamRoute, urls: [UpstreamURL],
+                      makeRequest: @escaping @Sendable (UpstreamURL) -> WebSocketUpgradeRequest?,
+                      pending: Pending, clientAddress: String, sessionID: UInt64,
+                      release: (@Sendable () -> Void)?) -> EventLoopFuture<HTTPHeaders?> {
+        let configuration = server.configuration
+        let info = SessionInfo(id: sessionID, clientAddress: clientAddress, user: client.user,
                                database: client.database, target: head.uri, upstream: urls[0].description,
                                request: head, clientPort: channel.remoteAddress?.port)
         let session = RelaySession(info: info, clientChannel: channel, configuration: configuration,
                                    observers: server.observerSet, checkpoints: server.checkpoints,
                                    budget: server.inProgress)
         pending.session = session
-        if let release = admission.release { session.whenFinished(release) }
+        if let release { session.whenFinished(release) }
         channel.closeFuture.whenComplete { _ in session.clientChannelClosed() }
         let server = self.server, balancer = self.balancer
         let dial = UpstreamDial(connector: connector, balancer: balancer, route: route, urls: urls, sessionID: info.id,
@@ -162,20 +191,31 @@ struct ClientPipeline {
 
     /// Checks the connection rules: the refusal to answer with, or, for an admitted session
     /// (counted by the policy), what to run when the session finishes.
-    private func admit(_ client: ClientHandshake, clientAddress: String)
-        -> (refusal: HandshakeHandler.Refusal?, release: (() -> Void)?) {
-        guard let connections = server.configuration.policy?.connections else { return (nil, nil) }
+    private func admit(_ client: ClientHandshake, clientAddress: String) -> Admission {
+        guard let policy = server.configuration.policy else { return Admission() }
+        let connections = policy.connections
         let facts = HandshakeFacts(clientIP: clientAddress, user: client.user, database: client.database,
                                    offeredSubprotocols: client.offeredProtocols, tls: sslContext != nil)
         let verdict = connections.admit(facts, now: server.configuration.policyClock())
-        let release = verdict.admits ? { connections.sessionClosed(facts) } : nil
-        guard case .refuse(let refusal) = verdict else { return (nil, release) }
+        var release: (@Sendable () -> Void)?
+        if verdict.admits { release = { connections.sessionClosed(facts) } }
+        let claims = verdict.admits ? connections.fleetSessionClaims(facts) : []
+        let fleet = policy.state.fleetSessions.flatMap { claims.isEmpty ? nil : ($0, claims) }
+        guard case .refuse(let refusal) = verdict else { return Admission(release: release, fleet: fleet) }
         if refusal.dryRun {
             server.logger.info("policy dry-run: \(clientAddress) \(refusal) (admitted)")
-            return (nil, release)
+            return Admission(release: release, fleet: fleet)
         }
         // Counted as the policy's verdict from the refusal event, as every other verdict is.
-        return (HandshakeHandler.refusal(for: refusal), nil)
+        return Admission(refusal: HandshakeHandler.refusal(for: refusal))
+    }
+
+    /// What the connection rules said: a refusal, or what to run when the session finishes and
+    /// the fleet-wide counts it must also fit in.
+    private struct Admission {
+        var refusal: HandshakeHandler.Refusal?
+        var release: (@Sendable () -> Void)?
+        var fleet: (any FleetSessionLimiting, [FleetSessionClaim])?
     }
 
     private func upgraded(_ channel: Channel, pending: Pending) throws {

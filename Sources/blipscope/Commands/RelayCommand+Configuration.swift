@@ -6,13 +6,14 @@ import Logging
 import Mediation
 import NIOCore
 import NIOPosix
+import FleetLimits
 import Policy
 import Relay
 import WebView
 import ServiceLifecycle
 
 extension RelayCommand {
-    func makeConfiguration() throws -> RelayConfiguration {
+    func makeConfiguration(fleet: FleetLimiter? = nil) throws -> RelayConfiguration {
         var routes: [String: [UpstreamURL]] = [:]
         for entry in route {
             guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
@@ -71,7 +72,7 @@ extension RelayCommand {
             throw CommandFailure(cause: "--cpus: \(error)", hint: "give CPU numbers and ranges, e.g. 1 or 0-3,6")
         }
         try applyCaptureOptions(to: &configuration)
-        try applyPolicyOptions(to: &configuration)
+        try applyPolicyOptions(to: &configuration, fleet: fleet)
         return configuration
     }
 
@@ -116,12 +117,13 @@ extension RelayCommand {
     }
 
     /// Loads `--policy`; a bad file ends the command before anything listens.
-    func applyPolicyOptions(to configuration: inout RelayConfiguration) throws {
+    func applyPolicyOptions(to configuration: inout RelayConfiguration, fleet: FleetLimiter?) throws {
         if policyDryRun, policy == nil { throw ValidationError("--policy-dry-run goes with --policy FILE") }
         guard let policy else { return }
         _ = try OptionCheck.readableFile(policy, option: "--policy", holding: "policy file (YAML)")
         do {
-            configuration.policy = try PolicyStore(path: policy, dryRun: policyDryRun)
+            configuration.policy = try PolicyStore(path: policy, dryRun: policyDryRun,
+                                                   state: PolicyState(fleet: fleet, fleetSessions: fleet))
         } catch {
             FileHandleOutput.standardError("error: policy \(policy): \(error)")
             throw ExitCode.failure

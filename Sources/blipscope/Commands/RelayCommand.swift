@@ -6,6 +6,8 @@ import Logging
 import Mediation
 import NIOCore
 import NIOPosix
+import FleetLimits
+import NIOConcurrencyHelpers
 import Policy
 import Relay
 import WebView
@@ -157,6 +159,12 @@ struct RelayCommand: AsyncParsableCommand {
     @Flag(help: "With --policy: log what each rule would do, do nothing.")
     var policyDryRun = false
 
+    @Option(help: "The fleet's Redis, redis://[:PASSWORD@]HOST:PORT[/DB] or rediss://… (TLS): the policy's scope: fleet limits are shared there by every relay given the same URL.")
+    var redis: String?
+
+    @Option(help: "With a rediss:// --redis: PEM file of the CA certificates to verify Redis's certificate against (default: the system's).")
+    var redisCa: String?
+
     @Option(help: "glibc heap settings: steady (blocks over 4 MiB mapped on their own, 16 MiB of free heap kept: large messages reuse memory), compact (128 KiB and 1 MiB: RSS stays flat under many churning sessions, at a CPU cost on messages over 128 KiB) or libc (glibc's adjusting defaults). MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ in the environment win.")
     var heap: HeapTuning.Profile = .steady
 
@@ -171,14 +179,19 @@ struct RelayCommand: AsyncParsableCommand {
         CopyTuning.reexecuteIfNeeded(copies)
         let heapProfile = compactHeap ? .compact : heap
         let heapApplied = HeapTuning.apply(heapProfile)
-        let configuration = try makeConfiguration()
         let backlog = try OptionCheck.atLeast(logBacklogKib, 1, option: "--log-backlog-kib", unit: " KiB") * 1024
         if let logFile { try OptionCheck.writableFile(logFile, option: "--log-file", holding: "log file") }
         for path in sgLog { _ = try OptionCheck.readableFile(path, option: "--sg-log", holding: "Sync Gateway log file (console output or sg_*.log)") }
+        let redisConfiguration = try redisOptions()
         let sink = try logFile.map { try LineLogHandler.Sink.appending(to: $0, format: logFormat, backlogLimit: backlog) }
             ?? .standardOutput(format: logFormat, backlogLimit: backlog)
         let level = logLevel
         let logger = Logger(label: "blipscope.relay") { _ in LineLogHandler(sink: sink, level: level) }
+        let fleetMetrics = NIOLockedValueBox<RelayMetrics?>(nil)
+        let fleet = try redisConfiguration.map { redis in
+            try Self.fleetLimiter(redis, logger: logger) { change in fleetMetrics.withLockedValue { $0 }?.fleetLimits(degraded: change != .shared) }
+        }
+        let configuration = try makeConfiguration(fleet: fleet)
         let group = configuration.makeEventLoopGroup()
         let token = try AdminConfiguration.token(argument: adminToken, file: adminTokenFile,
                                                  environment: ProcessInfo.processInfo.environment)
@@ -193,6 +206,9 @@ struct RelayCommand: AsyncParsableCommand {
             adminSetup?.history = HistoryObserver(history: SessionHistory(limits: webLimits, joinsSyncGatewayLog: !sgLog.isEmpty))
             adminSetup?.capture = configuration.captureDirectory.map { ($0, configuration.captureRun) }
         }
+        fleetMetrics.withLockedValue { $0 = adminSetup?.observer.metrics }
+        fleet?.start()
+        defer { fleet?.stop() }
         let relay = RelayServer(configuration: configuration, group: group, logger: logger, lineSink: sink,
                                 observers: adminSetup?.observers ?? [])
         let reloader = configuration.policy.map { PolicyReloader(store: $0, logger: logger) }
