@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "WebView", targets: ["WebView"]),
         .library(name: "SyncGatewayLog", targets: ["SyncGatewayLog"]),
         .library(name: "RedisClient", targets: ["RedisClient"]),
+        .library(name: "ProxyProtocol", targets: ["ProxyProtocol"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -81,6 +82,11 @@ let package = Package(
             dependencies: ["CZlib"]
         ),
         .target(
+            // The PROXY protocol header (v1 and v2) a load balancer puts before a client's bytes:
+            // a pure parser, below the relay. Depends on nothing.
+            name: "ProxyProtocol"
+        ),
+        .target(
             // A small Redis client (RESP2 over TCP or TLS) for the fleet's shared counters.
             name: "RedisClient",
             dependencies: [
@@ -139,6 +145,7 @@ let package = Package(
             name: "Relay",
             dependencies: [
                 "BLIPCore", "BLIPNIO", "Replication", "Capture", "Mediation", "MediationRules", "Policy", "WebSocketWire", "WebView", "MetricCatalog",
+                "ProxyProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -256,7 +263,7 @@ let package = Package(
             name: "RelayTests",
             dependencies: [
                 "Relay", "MetricCatalog", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "Policy", "WebSocketWire", "Mediation", "MediationRules",
-                "ReplicationNames",
+                "ReplicationNames", "ProxyProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -295,6 +302,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "ProxyProtocolTests",
+            dependencies: ["ProxyProtocol"]
         ),
         .testTarget(
             name: "PolicyTests",
