@@ -88,14 +88,8 @@ import Testing
             try await Clients.withClient(Clients.configuration("redis://127.0.0.1:\(server.port)"), logger: log.logger) { redis in
                 let error = await Clients.error { _ = try await redis.get("k") }
                 #expect(error?.code == .limitExceeded)
-                try await redis.waitForConnection(within: .seconds(60))
-                // Connected again (or about to be): PING works on the new connection.
-                var answered = false
-                for _ in 0..<50 where !answered {
-                    answered = (try? await redis.ping()) == "PONG"
-                    if !answered { try await redis.waitForConnection(within: .seconds(60)) }
-                }
-                #expect(answered)
+                let answered = try await Clients.answersAfterReconnecting(redis)
+                #expect(answered, "PING works on the new connection")
             }
             #expect(log.lines.contains { $0.contains("lost the connection to redis") && $0.contains("maxBulkLength") }, "\(log.lines)")
             await server.close()

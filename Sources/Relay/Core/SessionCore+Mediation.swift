@@ -150,10 +150,7 @@ extension SessionCore {
         for timer in output.timers { actions.append(.schedule(.mediation(timer.token), timer.delay)) }
         if observers.wants(.messages) {
             for report in output.reports {
-                observers.emit(.verdict(VerdictEvent(sessionID: info.id, direction: report.direction, number: report.number,
-                                                     type: report.type, profile: report.profile, rule: report.rule,
-                                                     action: report.action, kind: report.kind, dryRun: report.dryRun,
-                                                     delay: report.delay, rateLimited: report.rateLimited)), kind: .messages)
+                observers.emit(.verdict(VerdictEvent(sessionID: info.id, report: report)), kind: .messages)
             }
         }
         // Verdicts are reported before the answer they caused can reach its peer.

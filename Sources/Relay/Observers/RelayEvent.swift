@@ -101,20 +101,19 @@ public struct VerdictEvent: Sendable {
     public var delay: TimeAmount? = nil
     public var rateLimited = false
 
-    public init(sessionID: UInt64, direction: BLIPDirection, number: MessageNumber, type: MessageType, profile: String?,
-                rule: String?, action: String, kind: VerdictKind, dryRun: Bool = false, delay: TimeAmount? = nil,
-                rateLimited: Bool = false) {
+    /// The mediator's report of an intervention in session `sessionID`.
+    public init(sessionID: UInt64, report: MediationReport) {
         self.sessionID = sessionID
-        self.direction = direction
-        self.number = number
-        self.type = type
-        self.profile = profile
-        self.rule = rule
-        self.action = action
-        self.kind = kind
-        self.dryRun = dryRun
-        self.delay = delay
-        self.rateLimited = rateLimited
+        self.direction = report.direction
+        self.number = report.number
+        self.type = report.type
+        self.profile = report.profile
+        self.rule = report.rule
+        self.action = report.action
+        self.kind = report.kind
+        self.dryRun = report.dryRun
+        self.delay = report.delay
+        self.rateLimited = report.rateLimited
     }
 
     /// The action as a metric label: `deny`, `drop`, `delay`, `modify`, `fault`, or `dry_run`.

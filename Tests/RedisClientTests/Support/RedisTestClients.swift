@@ -49,6 +49,18 @@ enum RedisTestClients {
         }
     }
 
+    /// Whether `redis` answers PING once it has reconnected: a reconnection made while the server
+    /// could not answer may be cut by its own timeout, so a few tries, each bounded, find the one
+    /// that holds.
+    static func answersAfterReconnecting(_ redis: RedisClient) async throws -> Bool {
+        try await redis.waitForConnection(within: .seconds(60))
+        for _ in 0..<50 {
+            if (try? await redis.ping()) == "PONG" { return true }
+            try await redis.waitForConnection(within: .seconds(60))
+        }
+        return false
+    }
+
     /// The ``RedisError`` `body` throws, or nil (any other error is recorded as an issue).
     static func error(_ body: () async throws -> Void) async -> RedisError? {
         do {
