@@ -26,6 +26,9 @@ public enum MetricCatalog {
     public static let upstreamConnectFailuresTotal = MetricDefinition(
         "blipscope_upstream_connect_failures_total", .counter, labels: ["reason"],
         help: "Upstream dials that failed: unreachable, timeout, refused (the upstream's own answer), handshake (a 101 the relay cannot accept).")
+    public static let proxyProtocolRefusalsTotal = MetricDefinition(
+        "blipscope_proxy_protocol_refusals_total", .counter, labels: ["reason"],
+        help: "Client connections closed before their request for want of an acceptable PROXY protocol header (--proxy-protocol): not_proxy, malformed, unsupported, too_long, timeout, incomplete.")
     public static let messagesTotal = MetricDefinition(
         "blipscope_messages_total", .counter, labels: ["direction", "type", "profile"],
         help: "Complete BLIP messages relayed, by direction, type and profile.")
@@ -89,7 +92,7 @@ public enum MetricCatalog {
 
     /// Every metric above (histograms appear in a scrape as `_bucket`, `_sum`, `_count`).
     public static let all: [MetricDefinition] = [
-        sessionsActive, sessionsTotal, sessionsClosedTotal, handshakesTotal, upstreamConnectSeconds, upstreamConnectFailuresTotal, messagesTotal, framesTotal, wireBytesTotal, payloadBytesTotal, requestDurationSeconds, errorRepliesTotal, documentsTotal, revisionsTotal, tombstonesTotal, attachmentBytesTotal, conflictsTotal, policyVerdictsTotal, rateLimitDelaySeconds, stuckSessions, captureRecordsTotal, captureBytesTotal, captureDroppedTotal, decodeFailuresTotal, userMessagesTotal, userWireBytesTotal,
+        sessionsActive, sessionsTotal, sessionsClosedTotal, handshakesTotal, upstreamConnectSeconds, upstreamConnectFailuresTotal, proxyProtocolRefusalsTotal, messagesTotal, framesTotal, wireBytesTotal, payloadBytesTotal, requestDurationSeconds, errorRepliesTotal, documentsTotal, revisionsTotal, tombstonesTotal, attachmentBytesTotal, conflictsTotal, policyVerdictsTotal, rateLimitDelaySeconds, stuckSessions, captureRecordsTotal, captureBytesTotal, captureDroppedTotal, decodeFailuresTotal, userMessagesTotal, userWireBytesTotal,
     ]
 
     /// The definition named `name`.

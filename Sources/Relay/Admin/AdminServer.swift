@@ -7,7 +7,7 @@ import Replication
 import WebView
 
 /// The admin HTTP listener (GitHub issue 8): `GET /metrics` (Prometheus text from
-/// `metricsText`), `/healthz`, `/readyz` (the relay listens and its upstream accepts TCP),
+/// `metricsText`), `/healthz`, `/readyz` (``Readiness``: the relay listens, does not drain and its upstream accepts TCP),
 /// `/sessions` and `/sessions/{id}` (JSON from the ``MetricsObserver``). HTTP/1.1, GET only,
 /// one small handler; when ``AdminConfiguration/bearerToken`` is set every request must carry it.
 /// With a ``WebAPI`` it also serves the web view: the page at `/` and `/ui`, its JSON under
@@ -63,9 +63,11 @@ public final class AdminServer: Sendable {
 
     // MARK: answers
 
-    /// Ready when the relay listens and every configured upstream accepts a TCP connection.
-    func readiness() async -> (ready: Bool, detail: String) {
-        guard relay.localAddress != nil else { return (false, "relay not listening") }
+    /// Ready when the relay listens, does not drain, and every configured upstream accepts a TCP
+    /// connection (probed only when the rest holds: a draining relay answers at once).
+    func readiness() async -> Readiness {
+        var readiness = Readiness(listening: relay.localAddress != nil, draining: relay.isDraining)
+        guard readiness.isReady else { return readiness }
         let routing = relay.configuration.upstream
         let upstreams = Array(routing.defaultUpstream.map { [$0] } ?? []) + routing.perDatabase.values
         for upstream in upstreams {
@@ -75,10 +77,10 @@ public final class AdminServer: Sendable {
                 let channel = try await bootstrap.connect(host: upstream.host, port: upstream.port).get()
                 try? await channel.close()
             } catch {
-                return (false, "upstream \(upstream.host):\(upstream.port) unreachable: \(error)")
+                readiness.fail(.upstreamUnreachable(host: upstream.host, port: upstream.port, error: "\(error)"))
             }
         }
-        return (true, "ok")
+        return readiness
     }
 
     func sessionsJSON() -> String {

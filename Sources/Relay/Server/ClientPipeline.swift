@@ -8,6 +8,8 @@ import Policy
 /// Sets up one accepted client connection: TLS (wss), HTTP with the raw WebSocket upgrader whose
 /// `shouldUpgrade` dials the upstream first and answers with the upstream's choice, the
 /// ``HandshakeHandler`` for every refusal, and a handshake timeout so a silent client is dropped.
+/// Behind a load balancer (``RelayConfiguration/proxyProtocol``) a ``ProxyHeaderHandler`` comes
+/// first, before TLS: the client it names is the connection's ``ClientAddress`` from then on.
 struct ClientPipeline {
     let server: RelayServer
     let connector: UpstreamConnector
@@ -17,8 +19,9 @@ struct ClientPipeline {
         let configuration = server.configuration
         let observers = server.observerSet
         let sync = channel.pipeline.syncOperations
+        // Set once, before any request byte is read (by the PROXY header when there is one).
+        let client = NIOLoopBoundBox(ClientAddress(peer: channel.remoteAddress), eventLoop: channel.eventLoop)
         if let sslContext { try sync.addHandler(NIOSSLServerHandler(context: sslContext)) }
-        let clientAddress = channel.remoteAddress?.ipAddress ?? "?"
         let handshake = HandshakeHandler(
             classify: { head in
                 do throws(RelayError) { _ = try ClientHandshake(head) } catch { return error }
@@ -26,7 +29,7 @@ struct ClientPipeline {
             },
             onRefused: { head, refusal in
                 guard observers.wants(.sessions) else { return }
-                observers.emit(.handshakeRefused(HandshakeRefusal(clientAddress: clientAddress, target: head.uri,
+                observers.emit(.handshakeRefused(HandshakeRefusal(client: client.value, target: head.uri,
                                                                   status: refusal.status, reason: refusal.reason,
                                                                   upstreamFailure: refusal.upstreamFailure,
                                                                   policyRule: refusal.policyRule)),
@@ -34,7 +37,7 @@ struct ClientPipeline {
             },
             onMalformed: { reason in
                 guard observers.wants(.sessions) else { return }
-                observers.emit(.handshakeRefused(HandshakeRefusal(clientAddress: clientAddress, target: "-",
+                observers.emit(.handshakeRefused(HandshakeRefusal(client: client.value, target: "-",
                                                                   status: .badRequest, reason: reason)),
                                kind: .sessions)
             })
@@ -45,15 +48,27 @@ struct ClientPipeline {
             guard !bound.value.sawHead else { return }
             let refusal = HandshakeHandler.refusal(for: RelayError(.clientHandshakeTimeout))
             if observers.wants(.sessions) {
-                observers.emit(.handshakeRefused(HandshakeRefusal(clientAddress: clientAddress, target: "-",
+                observers.emit(.handshakeRefused(HandshakeRefusal(client: client.value, target: "-",
                                                                   status: refusal.status, reason: refusal.reason)),
                                kind: .sessions)
             }
             HandshakeHandler.sendBeforeRequest(refusal, on: channel)
         }
+        if let settings = configuration.proxyProtocol {
+            let peer = channel.remoteAddress
+            try sync.addHandler(ProxyHeaderHandler(
+                settings: settings,
+                onHeader: { header in client.value = ClientAddress(header: header, peer: peer) },
+                onRefused: { reason in
+                    // Refused once, here: no 408 follows for the request that never came.
+                    bound.value.timeout?.cancel()
+                    guard observers.wants(.sessions) else { return }
+                    observers.emit(.proxyRefused(ProxyRefusal(peer: peer, reason: reason)), kind: .sessions)
+                }), position: .first)
+        }
         let upgrader = RawWebSocketServerUpgrader.make(
             shouldUpgrade: { channel, head in
-                shouldUpgrade(channel, head: head, pending: bound.value, clientAddress: clientAddress)
+                shouldUpgrade(channel, head: head, pending: bound.value, client: client.value)
             },
             upgraded: { channel, _ in
                 channel.eventLoop.makeCompletedFuture {
@@ -88,9 +103,13 @@ struct ClientPipeline {
     }
 
     private func shouldUpgrade(_ channel: Channel, head: HTTPRequestHead, pending: Pending,
-                               clientAddress: String) -> EventLoopFuture<HTTPHeaders?> {
+                               client address: ClientAddress) -> EventLoopFuture<HTTPHeaders?> {
         let configuration = server.configuration
         pending.receivedHead()
+        guard !server.isDraining else {
+            pending.handshake.refusal = HandshakeHandler.refusal(for: RelayError(.shuttingDown))
+            return channel.eventLoop.makeSucceededFuture(nil)
+        }
         let client: ClientHandshake
         do {
             client = try ClientHandshake(head)
@@ -104,19 +123,19 @@ struct ClientPipeline {
         }
         guard let request = HandshakeHeaders.upstreamRequest(from: head, uri: url.pathPrefix + head.uri,
                                                              upstreamHost: "\(url.host):\(url.port)",
-                                                             clientIP: channel.remoteAddress?.ipAddress,
+                                                             clientIP: address.source?.ipAddress,
                                                              clientTLS: sslContext != nil) else {
             pending.handshake.refusal = HandshakeHandler.refusal(for: RelayError(.notAnUpgrade))
             return channel.eventLoop.makeSucceededFuture(nil)
         }
-        let admission = admit(client, clientAddress: clientAddress)
+        let admission = admit(client, address: address)
         if let refusal = admission.refusal {
             pending.handshake.refusal = refusal
             return channel.eventLoop.makeSucceededFuture(nil)
         }
-        let info = SessionInfo(id: server.makeSessionID(), clientAddress: clientAddress, user: client.user,
+        let info = SessionInfo(id: server.makeSessionID(), client: address, user: client.user,
                                database: client.database, target: head.uri, upstream: url.description,
-                               request: head, clientPort: channel.remoteAddress?.port)
+                               request: head)
         let session = RelaySession(info: info, clientChannel: channel, configuration: configuration,
                                    observers: server.observerSet, checkpoints: server.checkpoints,
                                    budget: server.inProgress)
@@ -155,16 +174,16 @@ struct ClientPipeline {
 
     /// Checks the connection rules: the refusal to answer with, or, for an admitted session
     /// (counted by the policy), what to run when the session finishes.
-    private func admit(_ client: ClientHandshake, clientAddress: String)
+    private func admit(_ client: ClientHandshake, address: ClientAddress)
         -> (refusal: HandshakeHandler.Refusal?, release: (() -> Void)?) {
         guard let connections = server.configuration.policy?.connections else { return (nil, nil) }
-        let facts = HandshakeFacts(clientIP: clientAddress, user: client.user, database: client.database,
+        let facts = HandshakeFacts(clientIP: address.ip, user: client.user, database: client.database,
                                    offeredSubprotocols: client.offeredProtocols, tls: sslContext != nil)
         let verdict = connections.admit(facts, now: server.configuration.policyClock())
         let release = verdict.admits ? { connections.sessionClosed(facts) } : nil
         guard case .refuse(let refusal) = verdict else { return (nil, release) }
         if refusal.dryRun {
-            server.logger.info("policy dry-run: \(clientAddress) \(refusal) (admitted)")
+            server.logger.info("policy dry-run: \(address.ip) \(refusal) (admitted)")
             return (nil, release)
         }
         // Counted as the policy's verdict from the refusal event, as every other verdict is.

@@ -1,0 +1,71 @@
+import NIOCore
+
+/// How the wait of a drain ended.
+enum DrainEnd: Sendable {
+    /// Every live session ended by itself.
+    case allEnded
+    /// ``RelayConfiguration/drainTimeout`` passed with sessions still open.
+    case timedOut
+    /// ``RelayServer/stopDraining()`` cut it short (a second SIGTERM).
+    case stopped
+}
+
+/// Draining (`SIGTERM`, a load balancer taking the relay out of its pool): not ready at once
+/// (``Readiness/Reason/draining``), the listener closed, live sessions given up to a timeout to end
+/// by themselves, then ``shutdown()``: the rest closed with 1001 (going away) to both sides, every
+/// capture and the pcap written out and closed. Each phase is logged.
+extension RelayServer {
+    /// Whether a drain began: `/readyz` answers 503, and a handshake still in the listener's
+    /// queue is refused with 503.
+    public var isDraining: Bool { state.withLockedValue { $0.draining } }
+
+    /// Drains the relay: returns once every session is closed and every capture written.
+    /// `timeout` (``RelayConfiguration/drainTimeout`` by default) bounds the wait for sessions to
+    /// end by themselves; ``stopDraining()`` ends that wait at once. A second call waits as the first.
+    public func drain(timeout: TimeAmount? = nil) async {
+        let timeout = timeout ?? configuration.drainTimeout
+        let eventLoop = group.next()
+        let wait = eventLoop.makePromise(of: DrainEnd.self)
+        let (listener, live) = state.withLockedValue { state in
+            state.draining = true
+            if state.drainWait == nil { state.drainWait = wait } else { state.drainWait?.futureResult.cascade(to: wait) }
+            return (state.listener, state.sessions.count)
+        }
+        let seconds = Self.seconds(timeout)
+        logger.info("drain: started, /readyz answers 503; \(live) live session(s) get up to \(seconds) s to end by themselves")
+        try? await listener?.close()
+        logger.info("drain: listener closed, no new connection is accepted")
+        let timer = eventLoop.scheduleTask(in: timeout) { [self] in endDrainWait(.timedOut) }
+        if sessionCount == 0 { endDrainWait(.allEnded) }
+        let end = (try? await wait.futureResult.get()) ?? .stopped
+        timer.cancel()
+        let left = sessionCount
+        switch end {
+        case .allEnded:
+            logger.info("drain: every session ended by itself")
+        case .timedOut:
+            logger.info("drain: \(left) session(s) still open after \(seconds) s: closing them with 1001 (going away) to both sides")
+        case .stopped:
+            logger.info("drain: stopped at once: closing \(left) session(s) with 1001 (going away) to both sides")
+        }
+        try? await shutdown()
+        logger.info("drain: done, every session closed, captures written and closed")
+    }
+
+    /// Ends a drain's wait now (a second SIGTERM): the sessions still open are closed with 1001
+    /// and the captures written out as at the timeout. Nothing when no drain waits.
+    public func stopDraining() { endDrainWait(.stopped) }
+
+    func endDrainWait(_ end: DrainEnd) {
+        let wait = state.withLockedValue { state -> EventLoopPromise<DrainEnd>? in
+            defer { state.drainWait = nil }
+            return state.drainWait
+        }
+        wait?.succeed(end)
+    }
+
+    private static func seconds(_ amount: TimeAmount) -> String {
+        let value = Double(amount.nanoseconds) / 1e9
+        return value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
