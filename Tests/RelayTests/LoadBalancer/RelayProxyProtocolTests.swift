@@ -22,7 +22,7 @@ struct RelayProxyProtocolTests {
         let forwardedFor: NIOLockedValueBox<[String?]>
         let registry: PrometheusCollectorRegistry
 
-        static func start(policy yaml: String? = nil,
+        static func start(policy yaml: String? = nil, captureDirectory: String? = nil,
                           _ configure: @escaping @Sendable (inout ProxyProtocolSettings) -> Void = { _ in }) async throws -> Fixture {
             let seen = NIOLockedValueBox<[String?]>([])
             let registry = PrometheusCollectorRegistry()
@@ -39,6 +39,7 @@ struct RelayProxyProtocolTests {
                 configure(&settings)
                 relay.proxyProtocol = settings
                 relay.policy = store
+                relay.captureDirectory = captureDirectory
             }, observers: [metrics])
             return Fixture(harness: harness, forwardedFor: seen, registry: registry)
         }
@@ -80,7 +81,9 @@ struct RelayProxyProtocolTests {
 
     @Test("a version 1 header: the session, its log line and X-Forwarded-For name the client it carries, appended to the client's own")
     func version1() async throws {
-        let fixture = try await Fixture.start()
+        let directory = RelayCaptureTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fixture = try await Fixture.start(captureDirectory: directory)
         let header = ProxyHeader.proxied(source: Self.endpoint("203.0.113.7", 40_001), destination: Self.endpoint("198.51.100.9", 443))
         let tap = try await fixture.balancer { _ in header.version1Bytes }
         let outcome = try await fixture.connect(through: tap, headers: ["X-Forwarded-For": "192.0.2.55"])
@@ -99,6 +102,9 @@ struct RelayProxyProtocolTests {
         _ = try await fixture.harness.recorder.sessionClosed()
         try await tap.close()
         try await fixture.harness.shutdown()
+        let records = try RelayCaptureTests.files(in: directory).flatMap { try RelayCaptureTests.records($0) }
+        let handshake = try #require(records.compactMap { if case .handshake(let h) = $0 { h } else { nil } }.first)
+        #expect(handshake.clientAddress == "203.0.113.7:40001", "the capture names the proxied client")
     }
 
     @Test("a version 2 header (IPv6, with TLVs) names the client; a LOCAL one (a health check) keeps the socket's address")
