@@ -1,5 +1,6 @@
 import BLIPCore
 import BLIPNIO
+import BLIPTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -23,6 +24,7 @@ struct RelayProxyProtocolTests {
         let registry: PrometheusCollectorRegistry
 
         static func start(policy yaml: String? = nil, captureDirectory: String? = nil,
+                          tls: (BLIPServerTLS, BLIPClientTLS)? = nil,
                           _ configure: @escaping @Sendable (inout ProxyProtocolSettings) -> Void = { _ in }) async throws -> Fixture {
             let seen = NIOLockedValueBox<[String?]>([])
             let registry = PrometheusCollectorRegistry()
@@ -40,7 +42,8 @@ struct RelayProxyProtocolTests {
                 relay.proxyProtocol = settings
                 relay.policy = store
                 relay.captureDirectory = captureDirectory
-            }, observers: [metrics])
+                if let tls { relay.serverTLS = tls.0 }
+            }, clientTLS: tls?.1, observers: [metrics])
             return Fixture(harness: harness, forwardedFor: seen, registry: registry)
         }
 
@@ -131,6 +134,24 @@ struct RelayProxyProtocolTests {
         try await checked.close()
         try await tap.close()
         try await local.close()
+        try await fixture.harness.shutdown()
+    }
+
+    @Test("over wss the header comes before TLS: read first, the TLS handshake and the session follow")
+    func beforeTLS() async throws {
+        let certificate = try await TestCertificate.make()
+        defer { certificate.remove() }
+        let serverTLS = BLIPServerTLS(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.keyPath)
+        let fixture = try await Fixture.start(tls: (serverTLS, BLIPClientTLS(caBundlePath: certificate.certificatePath)))
+        let header = ProxyHeader.proxied(source: Self.endpoint("192.0.2.44", 3_333), destination: Self.endpoint("192.0.2.1", 443))
+        let tap = try await fixture.balancer { _ in header.version2Bytes() }
+        let client = try #require(try await fixture.connect(through: tap).connection)
+        let reply = try await withTimeout { try await client.request(.request(profile: "echo", body: body("sealed"))) }
+        #expect(String(buffer: reply.body) == "sealed")
+        #expect(try await Self.opened(fixture.harness).clientAddress == "192.0.2.44")
+        try await client.close()
+        _ = try await fixture.harness.recorder.sessionClosed()
+        try await tap.close()
         try await fixture.harness.shutdown()
     }
 
