@@ -26,17 +26,17 @@ extension RelayServer {
         let timeout = timeout ?? configuration.drainTimeout
         let eventLoop = group.next()
         let wait = eventLoop.makePromise(of: DrainEnd.self)
-        let (listener, live) = state.withLockedValue { state in
+        let (listener, live, stopped) = state.withLockedValue { state in
             state.draining = true
             if state.drainWait == nil { state.drainWait = wait } else { state.drainWait?.futureResult.cascade(to: wait) }
-            return (state.listener, state.sessions.count)
+            return (state.listener, state.sessions.count, state.drainStopped)
         }
         let seconds = Self.seconds(timeout)
         logger.info("drain: started, /readyz answers 503; \(live) live session(s) get up to \(seconds) s to end by themselves")
         try? await listener?.close()
         logger.info("drain: listener closed, no new connection is accepted")
         let timer = eventLoop.scheduleTask(in: timeout) { [self] in endDrainWait(.timedOut) }
-        if sessionCount == 0 { endDrainWait(.allEnded) }
+        if stopped { endDrainWait(.stopped) } else if sessionCount == 0 { endDrainWait(.allEnded) }
         let end = (try? await wait.futureResult.get()) ?? .stopped
         timer.cancel()
         let left = sessionCount
@@ -52,9 +52,13 @@ extension RelayServer {
         logger.info("drain: done, every session closed, captures written and closed")
     }
 
-    /// Ends a drain's wait now (a second SIGTERM): the sessions still open are closed with 1001
-    /// and the captures written out as at the timeout. Nothing when no drain waits.
-    public func stopDraining() { endDrainWait(.stopped) }
+    /// Ends a drain's wait now (a second SIGTERM, or Ctrl-C): the sessions still open are closed
+    /// with 1001 and the captures written out as at the timeout. Called before the drain begins,
+    /// the drain does not wait at all.
+    public func stopDraining() {
+        state.withLockedValue { $0.drainStopped = true }
+        endDrainWait(.stopped)
+    }
 
     func endDrainWait(_ end: DrainEnd) {
         let wait = state.withLockedValue { state -> EventLoopPromise<DrainEnd>? in

@@ -34,6 +34,8 @@ public final class RelayServer: Sendable {
         var draining = false
         /// What a drain waits on: completed once, by the last session's end, the timeout or ``stopDraining()``.
         var drainWait: EventLoopPromise<DrainEnd>?
+        /// ``stopDraining()`` was called: a drain's wait, begun or to begin, ends at once.
+        var drainStopped = false
     }
 
     /// - Parameters:

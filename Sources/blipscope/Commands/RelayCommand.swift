@@ -20,9 +20,9 @@ struct RelayCommand: AsyncParsableCommand {
         discussion: """
             Clients connect to ws://LISTEN/{db}/_blipsync (or wss:// with --tls-cert/--tls-key); each
             gets its own upstream WebSocket to the same path. Traffic is forwarded byte for byte and
-            decoded on the side. Stop with Ctrl-C or SIGTERM: the relay drains (/readyz fails, no new
-            connection, sessions get --drain-timeout to end, then 1001), captures and logs are flushed;
-            a second signal stops at once.
+            decoded on the side. SIGTERM drains the relay (/readyz fails, no new connection, sessions
+            get --drain-timeout to end, then 1001); a second signal, or Ctrl-C, stops at once: sessions
+            are closed with 1001, captures and logs flushed.
             """
     )
 
@@ -221,8 +221,9 @@ struct RelayCommand: AsyncParsableCommand {
     }
 }
 
-/// Runs the relay under ServiceLifecycle: start, wait for SIGINT/SIGTERM, drain
-/// (``RelayServer/drain(timeout:)``); a second signal during the drain stops it at once.
+/// Runs the relay under ServiceLifecycle: start, wait for SIGTERM, drain
+/// (``RelayServer/drain(timeout:)``); a second signal during the drain, or a SIGINT (Ctrl-C)
+/// in the first place, stops it at once.
 struct RelayService: Service {
     let relay: RelayServer
     let announce: @Sendable (SocketAddress) -> Void
@@ -237,7 +238,9 @@ struct RelayService: Service {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 var iterator = signals.makeAsyncIterator()
-                guard await iterator.next() != nil, await iterator.next() != nil else { return }
+                // Ctrl-C stops at once, as it always did; SIGTERM drains until a second signal.
+                guard let first = await iterator.next() else { return }
+                if first != .sigint { guard await iterator.next() != nil else { return } }
                 relay.stopDraining()
             }
             await relay.drain()

@@ -83,4 +83,15 @@ struct RelayDrainCommandTests {
         #expect(running.relay.output.text.contains("drain: stopped at once"), "\(running.relay.output.text)")
         try await running.stop()
     }
+
+    @Test("Ctrl-C (SIGINT) stops at once, whatever --drain-timeout says: the session closed with 1001")
+    func interruptStopsAtOnce() async throws {
+        let running = try await Running.start(["--drain-timeout", "600"])
+        let client = try await running.client()
+        running.relay.signal(SIGINT)
+        #expect(try await withTimeout { try await client.closed.get() }.code == 1001)
+        #expect(try await running.relay.waitForExit(within: 60) == 0)
+        #expect(running.relay.output.text.contains("drain: stopped at once"), "\(running.relay.output.text)")
+        try await running.stop()
+    }
 }
