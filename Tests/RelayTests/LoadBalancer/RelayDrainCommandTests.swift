@@ -45,7 +45,7 @@ struct RelayDrainCommandTests {
         }
     }
 
-    @Test("SIGTERM: /readyz 503 at once, the live session closed with 1001 after --drain-timeout, its capture complete, exit 0")
+    @Test("SIGTERM: the live session closed with 1001 after --drain-timeout, its capture complete, each phase logged, exit 0")
     func drainOnSigterm() async throws {
         let directory = RelayCaptureTests.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -55,9 +55,6 @@ struct RelayDrainCommandTests {
         let reply = try await withTimeout { try await client.request(.request(profile: "echo", body: body("before"))) }
         #expect(String(buffer: reply.body) == "before")
         running.relay.signal(SIGTERM)
-        try await running.relay.waitForOutput { $0.contains("drain: started") }
-        let ready = try await running.readyz()
-        #expect(ready.status == 503 && ready.body.contains("draining"), "\(ready)")
         #expect(try await withTimeout { try await client.closed.get() }.code == 1001)
         #expect(try await running.relay.waitForExit() == 0)
         let log = running.relay.output.text
@@ -71,12 +68,16 @@ struct RelayDrainCommandTests {
         try await running.stop()
     }
 
-    @Test("a second SIGTERM during the drain stops at once: the session closed with 1001, exit 0")
+    @Test("SIGTERM: /readyz answers 503 at once; a second SIGTERM during the drain stops at once: the session closed with 1001, exit 0")
     func secondSigterm() async throws {
         let running = try await Running.start(["--drain-timeout", "600"])
+        #expect(try await running.readyz().status == 200)
         let client = try await running.client()
         running.relay.signal(SIGTERM)
         try await running.relay.waitForOutput { $0.contains("drain: listener closed") }
+        // The drain waits for the second signal: the admin listener answers all along.
+        let ready = try await running.readyz()
+        #expect(ready.status == 503 && ready.body.contains("draining"), "\(ready)")
         running.relay.signal(SIGTERM)
         #expect(try await withTimeout { try await client.closed.get() }.code == 1001)
         #expect(try await running.relay.waitForExit(within: 60) == 0, "long before the 600 s drain timeout")

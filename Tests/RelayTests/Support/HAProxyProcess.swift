@@ -23,7 +23,8 @@ final class HAProxyProcess: @unchecked Sendable {
         self.command = command
     }
 
-    /// The configuration: checks every 100 ms, one failure marks the relay down, one success up.
+    /// The configuration: checks every 200 ms, three failures in a row mark the relay down, one
+    /// success up; a check may wait 10 s for its answer (a loaded machine's admin listener).
     static func configuration(frontendPort: Int, relayPort: Int, adminPort: Int, statsSocket: String) -> String {
         """
         global
@@ -33,13 +34,14 @@ final class HAProxyProcess: @unchecked Sendable {
             timeout connect 5s
             timeout client 120s
             timeout server 120s
+            timeout check 10s
         frontend clients
             bind 127.0.0.1:\(frontendPort)
             default_backend relays
         backend relays
             option httpchk GET /readyz
             http-check expect status 200
-            server r1 127.0.0.1:\(relayPort) send-proxy-v2 check port \(adminPort) inter 100ms fall 1 rise 1
+            server r1 127.0.0.1:\(relayPort) send-proxy-v2 check port \(adminPort) inter 200ms fall 3 rise 1
 
         """
     }
