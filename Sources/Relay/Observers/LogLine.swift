@@ -101,6 +101,15 @@ struct LogLine {
         return fields(list)
     }
 
+    /// A phase of the relay's drain.
+    func drain(_ phase: DrainPhase) -> LineBuilder {
+        var list: [(StaticString, Value)] = [("event", .text("drain")), ("phase", .text(phase.name))]
+        if let sessions = phase.sessions { list.append(("sessions", .int(sessions))) }
+        if case .started(_, let timeout) = phase { list.append(("timeoutMs", .millis(timeout.nanoseconds))) }
+        list.append(("text", .text(phase.description)))
+        return fields(list)
+    }
+
     /// A connection closed before its request for want of a PROXY protocol header: who
     /// connected (the load balancer, or a client that came around it) and why.
     func proxyRefused(_ refusal: ProxyRefusal) -> LineBuilder {

@@ -61,6 +61,8 @@ public struct LoggingObserver: RelayObserver {
             if level <= .info { emit(.info, line.refused(refusal)) }
         case .proxyRefused(let refusal):
             if level <= .info { emit(.info, line.proxyRefused(refusal)) }
+        case .drain(let phase):
+            if level <= .info { emit(.info, line.drain(phase)) }
         case .message(let event):
             observe(message: event)
         case .messageHead, .forwarded:

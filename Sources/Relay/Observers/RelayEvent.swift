@@ -79,6 +79,8 @@ public enum RelayEvent: Sendable {
     /// A connection was closed before its request: it did not begin with an acceptable PROXY
     /// protocol header (``RelayConfiguration/proxyProtocol``).
     case proxyRefused(ProxyRefusal)
+    /// A phase of the relay's drain (SIGTERM): not session-bound.
+    case drain(DrainPhase)
     /// The session's mediation policy intervened in a message (denied, dropped, delayed, replaced
     /// or answered it).
     case verdict(VerdictEvent)

@@ -13,7 +13,7 @@ enum DrainEnd: Sendable {
 /// Draining (`SIGTERM`, a load balancer taking the relay out of its pool): not ready at once
 /// (``Readiness/Reason/draining``), the listener closed, live sessions given up to a timeout to end
 /// by themselves, then ``shutdown()``: the rest closed with 1001 (going away) to both sides, every
-/// capture and the pcap written out and closed. Each phase is logged.
+/// capture and the pcap written out and closed. Each phase is reported (``DrainPhase``) and logged.
 extension RelayServer {
     /// Whether a drain began: `/readyz` answers 503, and a handshake still in the listener's
     /// queue is refused with 503.
@@ -31,25 +31,21 @@ extension RelayServer {
             if state.drainWait == nil { state.drainWait = wait } else { state.drainWait?.futureResult.cascade(to: wait) }
             return (state.listener, state.sessions.count, state.drainStopped)
         }
-        let seconds = Self.seconds(timeout)
-        logger.info("drain: started, /readyz answers 503; \(live) live session(s) get up to \(seconds) s to end by themselves")
+        report(.started(liveSessions: live, timeout: timeout))
         try? await listener?.close()
-        logger.info("drain: listener closed, no new connection is accepted")
+        report(.listenerClosed)
         let timer = eventLoop.scheduleTask(in: timeout) { [self] in endDrainWait(.timedOut) }
         if stopped { endDrainWait(.stopped) } else if sessionCount == 0 { endDrainWait(.allEnded) }
         let end = (try? await wait.futureResult.get()) ?? .stopped
         timer.cancel()
         let left = sessionCount
         switch end {
-        case .allEnded:
-            logger.info("drain: every session ended by itself")
-        case .timedOut:
-            logger.info("drain: \(left) session(s) still open after \(seconds) s: closing them with 1001 (going away) to both sides")
-        case .stopped:
-            logger.info("drain: stopped at once: closing \(left) session(s) with 1001 (going away) to both sides")
+        case .allEnded: report(.allEnded)
+        case .timedOut: report(.timedOut(openSessions: left))
+        case .stopped: report(.stopped(openSessions: left))
         }
         try? await shutdown()
-        logger.info("drain: done, every session closed, captures written and closed")
+        report(.done)
     }
 
     /// Ends a drain's wait now (a second SIGTERM, or Ctrl-C): the sessions still open are closed
@@ -68,8 +64,8 @@ extension RelayServer {
         wait?.succeed(end)
     }
 
-    private static func seconds(_ amount: TimeAmount) -> String {
-        let value = Double(amount.nanoseconds) / 1e9
-        return value == value.rounded() ? String(Int(value)) : String(value)
+    private func report(_ phase: DrainPhase) {
+        guard observerSet.wants(.sessions) else { return }
+        observerSet.emit(.drain(phase), kind: .sessions)
     }
 }

@@ -58,7 +58,8 @@ struct RelayDrainCommandTests {
         #expect(try await withTimeout { try await client.closed.get() }.code == 1001)
         #expect(try await running.relay.waitForExit() == 0)
         let log = running.relay.output.text
-        for phase in ["drain: started", "drain: listener closed", "drain: 1 session(s) still open after 1 s", "drain: done"] {
+        for phase in ["event=drain phase=started sessions=1 timeoutMs=1000", "event=drain phase=listener-closed",
+                      "event=drain phase=timed-out sessions=1", "event=drain phase=done"] {
             #expect(log.contains(phase), "\(phase) in \(log)")
         }
         let records = try RelayCaptureTests.files(in: directory).flatMap { try RelayCaptureTests.records($0) }
@@ -74,14 +75,14 @@ struct RelayDrainCommandTests {
         #expect(try await running.readyz().status == 200)
         let client = try await running.client()
         running.relay.signal(SIGTERM)
-        try await running.relay.waitForOutput { $0.contains("drain: listener closed") }
+        try await running.relay.waitForOutput { $0.contains("event=drain phase=listener-closed") }
         // The drain waits for the second signal: the admin listener answers all along.
         let ready = try await running.readyz()
         #expect(ready.status == 503 && ready.body.contains("draining"), "\(ready)")
         running.relay.signal(SIGTERM)
         #expect(try await withTimeout { try await client.closed.get() }.code == 1001)
         #expect(try await running.relay.waitForExit(within: 60) == 0, "long before the 600 s drain timeout")
-        #expect(running.relay.output.text.contains("drain: stopped at once"), "\(running.relay.output.text)")
+        #expect(running.relay.output.text.contains("event=drain phase=stopped sessions=1"), "\(running.relay.output.text)")
         try await running.stop()
     }
 
@@ -92,7 +93,7 @@ struct RelayDrainCommandTests {
         running.relay.signal(SIGINT)
         #expect(try await withTimeout { try await client.closed.get() }.code == 1001)
         #expect(try await running.relay.waitForExit(within: 60) == 0)
-        #expect(running.relay.output.text.contains("drain: stopped at once"), "\(running.relay.output.text)")
+        #expect(running.relay.output.text.contains("event=drain phase=stopped sessions=1"), "\(running.relay.output.text)")
         try await running.stop()
     }
 }

@@ -50,6 +50,10 @@ struct RelayDrainTests {
         #expect(try await withTimeout { try await client.closed.get() }.code == 1001)
         #expect(try await withTimeout { try await server.closed.get() }.code == 1001)
         #expect(harness.relay.localAddress == nil, "the listener is closed")
+        let phases = harness.recorder.all.compactMap { if case .drain(let phase) = $0 { phase } else { nil } }
+        #expect(phases == [.started(liveSessions: 1, timeout: .milliseconds(200)), .listenerClosed, .timedOut(openSessions: 1), .done])
+        let line = LogLine(format: .text, redactBodies: false, withBody: false).drain(phases[0]).finish()
+        #expect(line.contains("event=drain phase=started sessions=1 timeoutMs=200"), "\(line)")
         try? await harness.upstream.close()
         try await harness.group.shutdownGracefully()
     }
@@ -64,6 +68,7 @@ struct RelayDrainTests {
         #expect(String(buffer: reply.body) == "still served")
         try await client.close(code: 1000, reason: "done")
         try await withTimeout { await drain.value }  // long before the 600 s: it ended with the session
+        #expect(harness.recorder.all.contains { if case .drain(.allEnded) = $0 { true } else { false } })
         let summary = try await harness.recorder.sessionClosed()
         #expect(summary.clientClose?.code == 1000)
         #expect(summary.relayError == nil, "the relay did not end it")
