@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "WebView", targets: ["WebView"]),
         .library(name: "SyncGatewayLog", targets: ["SyncGatewayLog"]),
         .library(name: "RedisClient", targets: ["RedisClient"]),
+        .library(name: "ProxyProtocol", targets: ["ProxyProtocol"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -83,6 +84,11 @@ let package = Package(
             // Sync Gateway's log lines, read and joined with the sessions they belong to.
             name: "SyncGatewayLog",
             dependencies: ["CZlib"]
+        ),
+        .target(
+            // The PROXY protocol header (v1 and v2) a load balancer puts before a client's bytes:
+            // a pure parser, below the relay. Depends on nothing.
+            name: "ProxyProtocol"
         ),
         .target(
             // A small Redis client (RESP2 over TCP or TLS) for the fleet's shared counters.
@@ -155,6 +161,7 @@ let package = Package(
             name: "Relay",
             dependencies: [
                 "BLIPCore", "BLIPNIO", "Replication", "Capture", "Mediation", "MediationRules", "Policy", "WebSocketWire", "WebView", "MetricCatalog",
+                "ProxyProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -217,6 +224,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // The second SIGTERM of a drain (the group's own signal sequence ends at the first).
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -273,8 +282,9 @@ let package = Package(
             name: "RelayTests",
             dependencies: [
                 "Relay", "Gateway", "WebView", "MetricCatalog", "Capture", "BLIPNIO", "BLIPCore", "BLIPTestSupport", "Policy", "WebSocketWire", "Mediation", "MediationRules",
-                "ReplicationNames",
+                "ReplicationNames", "ProxyProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -324,6 +334,10 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "ProxyProtocolTests",
+            dependencies: ["ProxyProtocol"]
         ),
         .testTarget(
             name: "PolicyTests",

@@ -25,6 +25,7 @@ let fuzzTargets: [(name: String, products: [String])] = [
     ("fuzz-capture-redactor", ["BLIPCore", "Capture"]),
     ("fuzz-sg-log", ["SyncGatewayLog"]),
     ("fuzz-resp", ["RedisClient"]),
+    ("fuzz-proxy-header", ["ProxyProtocol"]),
 ]
 
 let package = Package(

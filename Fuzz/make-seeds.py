@@ -365,3 +365,31 @@ write("fuzz-resp", "noscript", b"\x00\x00-NOSCRIPT No matching script. Please us
 write("fuzz-resp", "deep-nesting", b"\x06\x00" + b"*1\r\n" * 10 + b":1\r\n")
 write("fuzz-resp", "huge-bulk", b"\x00\x00$2000000000\r\n")
 write("fuzz-resp", "resp3-map", b"\x00\x00%1\r\n+a\r\n+b\r\n")
+
+# ── fuzz-proxy-header: a load balancer's PROXY header, then the client's bytes (mode byte: the
+#    version 2 limit; then cut sizes) ──────────────────────────────────────────────────────────
+V2_SIGNATURE = b"\r\n\r\n\x00\r\nQUIT\n"
+request = b"GET /db/_blipsync HTTP/1.1\r\nHost: relay\r\nUpgrade: websocket\r\n\r\n"
+
+
+def proxy_v2(command, family, block):
+    return V2_SIGNATURE + bytes([0x20 | command, family]) + struct.pack(">H", len(block)) + block
+
+
+v4_block = bytes([192, 0, 2, 1, 198, 51, 100, 7]) + struct.pack(">HH", 56324, 4994)
+v6_block = (bytes([0x20, 0x01, 0x0d, 0xb8] + [0] * 11 + [1]) + bytes([0x20, 0x01, 0x0d, 0xb8] + [0] * 11 + [2])
+            + struct.pack(">HH", 443, 4994))
+tlvs = b"\x01\x00\x02h2" + b"\x05\x00\x08uniqueid" + b"\x20\x00\x05\x01\x00\x00\x00\x00"
+write("fuzz-proxy-header", "v1-tcp4", b"\x00\x00PROXY TCP4 192.0.2.1 198.51.100.7 56324 4994\r\n" + request)
+write("fuzz-proxy-header", "v1-tcp6", b"\x00\x00PROXY TCP6 2001:db8::1 2001:db8::2 443 4994\r\n" + request)
+write("fuzz-proxy-header", "v1-unknown", b"\x00\x00PROXY UNKNOWN ffff:f...f:ffff 1.2.3.4 65535 65535\r\n" + request)
+write("fuzz-proxy-header", "v1-cut", b"\x00\x04" + b"\x01\x00\x05\x00\x07\x00\x02\x00" + b"PROXY TCP4 10.0.0.1 10.0.0.2 1 2\r\n" + request)
+write("fuzz-proxy-header", "v1-lone-lf", b"\x00\x00PROXY TCP4 10.0.0.1 10.0.0.2 1 2\n" + request)
+write("fuzz-proxy-header", "v2-tcp4-tlvs", b"\x00\x00" + proxy_v2(1, 0x11, v4_block + tlvs) + request)
+write("fuzz-proxy-header", "v2-tcp6", b"\x00\x00" + proxy_v2(1, 0x21, v6_block) + b"\x16\x03\x01\x00\x05hello")
+write("fuzz-proxy-header", "v2-local", b"\x00\x00" + proxy_v2(0, 0x00, b"") + request)
+write("fuzz-proxy-header", "v2-unspec", b"\x00\x00" + proxy_v2(1, 0x00, b"\x00\x01\x02") + request)
+write("fuzz-proxy-header", "v2-udp", b"\x00\x00" + proxy_v2(1, 0x12, v4_block) + request)
+write("fuzz-proxy-header", "v2-cut", b"\x00\x03" + b"\x03\x00\x0d\x00\x01\x00" + proxy_v2(1, 0x11, v4_block) + request)
+write("fuzz-proxy-header", "v2-over-limit", b"\x02\x00" + proxy_v2(1, 0x21, v6_block + tlvs) + request)
+write("fuzz-proxy-header", "no-header", b"\x00\x00" + request)

@@ -42,6 +42,9 @@ public enum MetricCatalog {
     public static let upstreamNodeSkipsTotal = MetricDefinition(
         "blipscope_upstream_node_skips_total", .counter, labels: ["node", "reason"],
         help: "Session dials passed from a node to the next one, by node and why: unreachable, timeout, refused (a 5xx), handshake.")
+    public static let proxyProtocolRefusalsTotal = MetricDefinition(
+        "blipscope_proxy_protocol_refusals_total", .counter, labels: ["reason"],
+        help: "Client connections closed before their request for want of an acceptable PROXY protocol header (--proxy-protocol): not_proxy, malformed, unsupported, too_long, timeout, incomplete.")
     public static let messagesTotal = MetricDefinition(
         "blipscope_messages_total", .counter, labels: ["direction", "type", "profile"],
         help: "Complete BLIP messages relayed, by direction, type and profile.")
@@ -111,7 +114,7 @@ public enum MetricCatalog {
 
     /// Every metric above (histograms appear in a scrape as `_bucket`, `_sum`, `_count`).
     public static let all: [MetricDefinition] = [
-        sessionsActive, sessionsTotal, sessionsClosedTotal, handshakesTotal, upstreamConnectSeconds, upstreamConnectFailuresTotal, upstreamNodeSessionsActive, upstreamNodeSessionsTotal, upstreamNodeUp, upstreamNodeCheckFailuresTotal, upstreamNodeSkipsTotal, messagesTotal, framesTotal, wireBytesTotal, payloadBytesTotal, requestDurationSeconds, errorRepliesTotal, documentsTotal, revisionsTotal, tombstonesTotal, attachmentBytesTotal, conflictsTotal, policyVerdictsTotal, rateLimitDelaySeconds, stuckSessions, captureRecordsTotal, captureBytesTotal, captureDroppedTotal, decodeFailuresTotal, userMessagesTotal, userWireBytesTotal, fleetLimitsDegraded, fleetLimitsFallbacksTotal,
+        sessionsActive, sessionsTotal, sessionsClosedTotal, handshakesTotal, upstreamConnectSeconds, upstreamConnectFailuresTotal, proxyProtocolRefusalsTotal, upstreamNodeSessionsActive, upstreamNodeSessionsTotal, upstreamNodeUp, upstreamNodeCheckFailuresTotal, upstreamNodeSkipsTotal, messagesTotal, framesTotal, wireBytesTotal, payloadBytesTotal, requestDurationSeconds, errorRepliesTotal, documentsTotal, revisionsTotal, tombstonesTotal, attachmentBytesTotal, conflictsTotal, policyVerdictsTotal, rateLimitDelaySeconds, stuckSessions, captureRecordsTotal, captureBytesTotal, captureDroppedTotal, decodeFailuresTotal, userMessagesTotal, userWireBytesTotal, fleetLimitsDegraded, fleetLimitsFallbacksTotal,
     ]
 
     /// The definition named `name`.

@@ -46,6 +46,7 @@ public struct RelayError: Error, Sendable, CustomStringConvertible {
         case .upstreamUnreachable, .upstreamHandshake: return .badGateway
         case .upstreamTimeout: return .gatewayTimeout
         case .clientHandshakeTimeout: return .requestTimeout
+        case .shuttingDown: return .serviceUnavailable
         default: return .internalServerError
         }
     }

@@ -1,6 +1,7 @@
 import BLIPCore
 import CoreMetrics
 import Metrics
+import NIOCore
 import Replication
 import Testing
 @testable import Relay
@@ -9,7 +10,7 @@ import Testing
 /// counted to the admin listener once per input of the session.
 @Suite struct SessionTrackTests {
     static func track() -> SessionTrack {
-        let info = SessionInfo(id: 7, clientAddress: "127.0.0.1", user: "u", database: "db", target: "/db/_blipsync",
+        let info = SessionInfo(id: 7, client: ClientAddress(peer: try? SocketAddress(ipAddress: "127.0.0.1", port: 1)), user: "u", database: "db", target: "/db/_blipsync",
                                upstream: "ws://127.0.0.1:1", subprotocol: "BLIP_3+CBMobile_3")
         return SessionTrack(info: info, started: 0, wallClock: 0, analyzer: SessionAnalyzer(),
                             active: Meter(label: "test_active", dimensions: [], factory: NOOPMetricsHandler.instance),

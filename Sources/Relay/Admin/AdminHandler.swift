@@ -54,11 +54,11 @@ final class AdminHandler: ChannelInboundHandler, @unchecked Sendable {
             respond(context, head, .ok, "ok\n")
         case "/readyz":
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            let promise = context.eventLoop.makePromise(of: (Bool, String).self)
+            let promise = context.eventLoop.makePromise(of: Readiness.self)
             promise.completeWithTask { [server] in await server.readiness() }
-            promise.futureResult.whenSuccess { ready, detail in
+            promise.futureResult.whenSuccess { readiness in
                 let (handler, context) = loopBound.value
-                handler.respond(context, head, ready ? .ok : .serviceUnavailable, detail + "\n")
+                handler.respond(context, head, readiness.isReady ? .ok : .serviceUnavailable, readiness.text)
             }
         case "/sessions", "/sessions/":
             respond(context, head, .ok, server.sessionsJSON(), contentType: "application/json")

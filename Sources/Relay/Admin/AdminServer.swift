@@ -8,7 +8,7 @@ import Replication
 import WebView
 
 /// The admin HTTP listener (GitHub issue 8): `GET /metrics` (Prometheus text from
-/// `metricsText`), `/healthz`, `/readyz` (the relay listens and each route has a healthy node),
+/// `metricsText`), `/healthz`, `/readyz` (``Readiness``: the relay listens, does not drain and each route has a healthy node),
 /// `/sessions` and `/sessions/{id}` (JSON from the ``MetricsObserver``). HTTP/1.1, GET only,
 /// one small handler; when ``AdminConfiguration/bearerToken`` is set every request must carry it.
 /// With a ``WebAPI`` it also serves the web view: the page at `/` and `/ui`, its JSON under
@@ -70,12 +70,15 @@ public final class AdminServer: Sendable {
 
     // MARK: answers
 
-    /// Ready when the relay listens and every route has a healthy node
-    /// (``RelayServer/upstreamReadiness(probeTimeout:)``); the detail gives the reasons otherwise.
-    func readiness() async -> (ready: Bool, detail: String) {
-        guard relay.localAddress != nil else { return (false, "relay not listening") }
+    /// Ready when the relay listens, does not drain, and every route has a healthy node
+    /// (``RelayServer/upstreamReadiness(probeTimeout:)``; asked only when the rest holds: a
+    /// draining relay answers at once).
+    func readiness() async -> Readiness {
+        var readiness = Readiness(listening: relay.localAddress != nil, draining: relay.isDraining)
+        guard readiness.isReady else { return readiness }
         let upstreams = await relay.upstreamReadiness(probeTimeout: .seconds(configuration.upstreamProbeTimeout))
-        return upstreams.ready ? (true, "ok") : (false, upstreams.reasons.joined(separator: "; "))
+        for reason in upstreams.reasons { readiness.fail(.upstream(reason)) }
+        return readiness
     }
 
     func sessionsJSON() -> String {

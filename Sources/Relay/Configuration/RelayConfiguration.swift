@@ -30,6 +30,16 @@ public struct RelayConfiguration: Sendable {
     /// (a slow-loris guard), or it gets 408 and is disconnected. Waiting for the upstream is not
     /// counted here.
     public var clientHandshakeTimeout = TimeAmount.seconds(10)
+    /// Read a PROXY protocol header (v1 or v2) at the start of every client connection and take
+    /// the client's address from it (the relay behind HAProxy's `send-proxy-v2`): connection
+    /// rules, logs, `/sessions`, captures and `X-Forwarded-For` then name the client, not the
+    /// load balancer. A connection without an acceptable header is closed, logged and counted.
+    /// Nil (the default): no header is expected, and one would be taken for a bad request.
+    public var proxyProtocol: ProxyProtocolSettings?
+    /// On a drain (SIGTERM, ``RelayServer/drain(timeout:)``) live sessions get this long to end by
+    /// themselves before the rest are closed with 1001 (going away) to both sides. 30 s, as
+    /// Kubernetes' default termination grace period, which a drain must fit within.
+    public var drainTimeout = TimeAmount.seconds(30)
     /// A session with no traffic in either direction (pings included) for this long is closed
     /// with 1001 to both sides, within a quarter of this after it is due (``IdleWatch``). Nil: never.
     public var idleTimeout: TimeAmount? = .seconds(900)

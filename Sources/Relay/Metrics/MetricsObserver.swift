@@ -120,6 +120,8 @@ public final class MetricsObserver: RelayObserver, Sendable {
                 metrics.counter(MetricCatalog.upstreamConnectFailuresTotal, [("reason", failure.rawValue)]).increment()
             }
             if let rule = refusal.policyRule { metrics.verdict(rule: rule, action: VerdictKind.deny.rawValue) }
+        case .proxyRefused(let refusal):
+            metrics.counter(MetricCatalog.proxyProtocolRefusalsTotal, [("reason", refusal.reason.label)]).increment()
         case .sessionClosed(let summary):
             closed(summary)
         case .verdict(let verdict):

@@ -87,6 +87,7 @@ public final class RelayMetrics: Sendable {
         _ = timer(MetricCatalog.rateLimitDelaySeconds, [("rule", "none")])
         for status in ["101", "502", "504"] { _ = counter(MetricCatalog.handshakesTotal, [("status", status)]) }
         for reason in UpstreamFailure.allCases { _ = counter(MetricCatalog.upstreamConnectFailuresTotal, [("reason", reason.rawValue)]) }
+        for reason in ProxyRefusal.Reason.labels { _ = counter(MetricCatalog.proxyProtocolRefusalsTotal, [("reason", reason)]) }
         for direction in MetricLabels.directions {
             _ = counter(MetricCatalog.decodeFailuresTotal, [("direction", direction), ("kind", "decode_failed")])
         }

@@ -183,7 +183,7 @@ public final class CaptureObserver: RelayRecorder, @unchecked Sendable {
                     .compactMap { $0 }.joined(separator: ", ")
                 record(.verdict(.init(time: .now(), direction: verdict.direction, number: verdict.number,
                                       action: verdict.action, reason: reason)))
-            case .sessionOpened, .handshakeRefused, .ack, .flowControl, .forwarded:
+            case .sessionOpened, .handshakeRefused, .proxyRefused, .drain, .ack, .flowControl, .forwarded:
                 break
             }
         }

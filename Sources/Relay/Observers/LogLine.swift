@@ -22,6 +22,8 @@ struct LogLine {
         var list: [(StaticString, Value)] = [("event", .text("open")), ("session", .int(Int(info.id))), ("client", .text(info.clientAddress)),
                 ("user", info.user.map { .text($0) } ?? .null), ("db", .text(info.database)),
                 ("protocol", info.subprotocol.map { .text($0) } ?? .null), ("upstream", .text(info.upstream))]
+        // Behind a load balancer: the client is the PROXY header's, the connection the balancer's.
+        if let proxy = info.client.proxyDescription { list.append(("via", .text(proxy))) }
         // Sync Gateway's context ID: its log lines of this replication start with c:[ID].
         if let id = info.correlationID { list.append(("correlationID", .text(id))) }
         // The Sync Gateway node that upgraded the session (also in `upstream`, with its prefix).
@@ -95,8 +97,26 @@ struct LogLine {
     }
 
     func refused(_ refusal: HandshakeRefusal) -> LineBuilder {
-        fields([("event", .text("refused")), ("client", .text(refusal.clientAddress)), ("target", .text(refusal.target)),
-                ("status", .int(Int(refusal.status.code))), ("reason", .text(refusal.reason))])
+        var list: [(StaticString, Value)] = [("event", .text("refused")), ("client", .text(refusal.clientAddress)), ("target", .text(refusal.target)),
+                                             ("status", .int(Int(refusal.status.code))), ("reason", .text(refusal.reason))]
+        if let proxy = refusal.client.proxyDescription { list.append(("via", .text(proxy))) }
+        return fields(list)
+    }
+
+    /// A phase of the relay's drain.
+    func drain(_ phase: DrainPhase) -> LineBuilder {
+        var list: [(StaticString, Value)] = [("event", .text("drain")), ("phase", .text(phase.name))]
+        if let sessions = phase.sessions { list.append(("sessions", .int(sessions))) }
+        if case .started(_, let timeout) = phase { list.append(("timeoutMs", .millis(timeout.nanoseconds))) }
+        list.append(("text", .text(phase.description)))
+        return fields(list)
+    }
+
+    /// A connection closed before its request for want of a PROXY protocol header: who
+    /// connected (the load balancer, or a client that came around it) and why.
+    func proxyRefused(_ refusal: ProxyRefusal) -> LineBuilder {
+        fields([("event", .text("proxy-refused")), ("peer", .text(refusal.peerDescription)),
+                ("kind", .text(refusal.reason.label)), ("reason", .text(refusal.reason.description))])
     }
 
     /// One message: `summary` is the replication reading of it; without one, the analyzer's

@@ -59,6 +59,10 @@ public struct LoggingObserver: RelayObserver {
             if let replication = summary.replication { emit(.info, line.replicationSummary(summary.info.id, replication)) }
         case .handshakeRefused(let refusal):
             if level <= .info { emit(.info, line.refused(refusal)) }
+        case .proxyRefused(let refusal):
+            if level <= .info { emit(.info, line.proxyRefused(refusal)) }
+        case .drain(let phase):
+            if level <= .info { emit(.info, line.drain(phase)) }
         case .message(let event):
             observe(message: event)
         case .messageHead, .forwarded:

@@ -21,7 +21,10 @@ extension BLIPDirection {
 /// Who a session belongs to, fixed at the handshake.
 public struct SessionInfo: Sendable {
     public var id: UInt64
-    public var clientAddress: String
+    /// Where the client is: its connection's peer, or the client a PROXY header named.
+    public var client: ClientAddress
+    /// The client's IP (``ClientAddress/ip``).
+    public var clientAddress: String { client.ip }
     /// From Basic auth, or the name of the session cookie (`cookie:SyncGatewaySession`); nil when anonymous.
     public var user: String?
     public var database: String
@@ -41,7 +44,7 @@ public struct SessionInfo: Sendable {
     /// prefixes each of its log lines for it (`c:[ID]`); nil when the upstream sent none.
     public var correlationID: String? { upstreamResponse?.headers.first(name: "X-Correlation-ID") }
     /// The client's TCP port, when known.
-    public var clientPort: Int? = nil
+    public var clientPort: Int? { client.port }
     /// From dialing the upstream to its 101 answer.
     public var upstreamConnectTime: TimeAmount? = nil
     /// The session's replication analyzer, when an observer asked for
@@ -76,6 +79,11 @@ public enum RelayEvent: Sendable {
     case flowControl(sessionID: UInt64, direction: BLIPDirection, paused: Bool)
     /// Both connections are closed.
     case sessionClosed(SessionSummary)
+    /// A connection was closed before its request: it did not begin with an acceptable PROXY
+    /// protocol header (``RelayConfiguration/proxyProtocol``).
+    case proxyRefused(ProxyRefusal)
+    /// A phase of the relay's drain (SIGTERM): not session-bound.
+    case drain(DrainPhase)
     /// The session's mediation policy intervened in a message (denied, dropped, delayed, replaced
     /// or answered it).
     case verdict(VerdictEvent)
@@ -124,7 +132,9 @@ public struct VerdictEvent: Sendable {
 }
 
 public struct HandshakeRefusal: Sendable {
-    public var clientAddress: String
+    public var client: ClientAddress
+    /// The client's IP (``ClientAddress/ip``).
+    public var clientAddress: String { client.ip }
     public var target: String
     public var status: HTTPResponseStatus
     /// Why: the relay's error, or "upstream answered …".

@@ -9,6 +9,8 @@ import Policy
 /// Sets up one accepted client connection: TLS (wss), HTTP with the raw WebSocket upgrader whose
 /// `shouldUpgrade` dials the upstream first and answers with the upstream's choice, the
 /// ``HandshakeHandler`` for every refusal, and a handshake timeout so a silent client is dropped.
+/// Behind a load balancer (``RelayConfiguration/proxyProtocol``) a ``ProxyHeaderHandler`` comes
+/// first, before TLS: the client it names is the connection's ``ClientAddress`` from then on.
 struct ClientPipeline {
     let server: RelayServer
     let connector: UpstreamConnector
@@ -19,8 +21,9 @@ struct ClientPipeline {
         let configuration = server.configuration
         let observers = server.observerSet
         let sync = channel.pipeline.syncOperations
+        // Set once, before any request byte is read (by the PROXY header when there is one).
+        let client = NIOLoopBoundBox(ClientAddress(peer: channel.remoteAddress), eventLoop: channel.eventLoop)
         if let sslContext { try sync.addHandler(NIOSSLServerHandler(context: sslContext)) }
-        let clientAddress = channel.remoteAddress?.ipAddress ?? "?"
         let handshake = HandshakeHandler(
             classify: { head in
                 do throws(RelayError) { _ = try ClientHandshake(head) } catch { return error }
@@ -28,7 +31,7 @@ struct ClientPipeline {
             },
             onRefused: { head, refusal in
                 guard observers.wants(.sessions) else { return }
-                observers.emit(.handshakeRefused(HandshakeRefusal(clientAddress: clientAddress, target: head.uri,
+                observers.emit(.handshakeRefused(HandshakeRefusal(client: client.value, target: head.uri,
                                                                   status: refusal.status, reason: refusal.reason,
                                                                   upstreamFailure: refusal.upstreamFailure,
                                                                   policyRule: refusal.policyRule)),
@@ -36,7 +39,7 @@ struct ClientPipeline {
             },
             onMalformed: { reason in
                 guard observers.wants(.sessions) else { return }
-                observers.emit(.handshakeRefused(HandshakeRefusal(clientAddress: clientAddress, target: "-",
+                observers.emit(.handshakeRefused(HandshakeRefusal(client: client.value, target: "-",
                                                                   status: .badRequest, reason: reason)),
                                kind: .sessions)
             })
@@ -47,15 +50,27 @@ struct ClientPipeline {
             guard !bound.value.sawHead else { return }
             let refusal = HandshakeHandler.refusal(for: RelayError(.clientHandshakeTimeout))
             if observers.wants(.sessions) {
-                observers.emit(.handshakeRefused(HandshakeRefusal(clientAddress: clientAddress, target: "-",
+                observers.emit(.handshakeRefused(HandshakeRefusal(client: client.value, target: "-",
                                                                   status: refusal.status, reason: refusal.reason)),
                                kind: .sessions)
             }
             HandshakeHandler.sendBeforeRequest(refusal, on: channel)
         }
+        if let settings = configuration.proxyProtocol {
+            let peer = channel.remoteAddress
+            try sync.addHandler(ProxyHeaderHandler(
+                settings: settings,
+                onHeader: { header in client.value = ClientAddress(header: header, peer: peer) },
+                onRefused: { reason in
+                    // Refused once, here: no 408 follows for the request that never came.
+                    bound.value.timeout?.cancel()
+                    guard observers.wants(.sessions) else { return }
+                    observers.emit(.proxyRefused(ProxyRefusal(peer: peer, reason: reason)), kind: .sessions)
+                }), position: .first)
+        }
         let upgrader = RawWebSocketServerUpgrader.make(
             shouldUpgrade: { channel, head in
-                shouldUpgrade(channel, head: head, pending: bound.value, clientAddress: clientAddress)
+                shouldUpgrade(channel, head: head, pending: bound.value, client: client.value)
             },
             upgraded: { channel, _ in
                 channel.eventLoop.makeCompletedFuture {
@@ -90,9 +105,13 @@ struct ClientPipeline {
     }
 
     private func shouldUpgrade(_ channel: Channel, head: HTTPRequestHead, pending: Pending,
-                               clientAddress: String) -> EventLoopFuture<HTTPHeaders?> {
+                               client address: ClientAddress) -> EventLoopFuture<HTTPHeaders?> {
         let configuration = server.configuration
         pending.receivedHead()
+        guard !server.isDraining else {
+            pending.handshake.refusal = HandshakeHandler.refusal(for: RelayError(.shuttingDown))
+            return channel.eventLoop.makeSucceededFuture(nil)
+        }
         let client: ClientHandshake
         do {
             client = try ClientHandshake(head)
@@ -105,7 +124,7 @@ struct ClientPipeline {
             return channel.eventLoop.makeSucceededFuture(nil)
         }
         let route = routed.route, urls = routed.nodes
-        let clientIP = channel.remoteAddress?.ipAddress, clientTLS = sslContext != nil
+        let clientIP = address.source?.ipAddress, clientTLS = sslContext != nil
         let makeRequest: @Sendable (UpstreamURL) -> WebSocketUpgradeRequest? = { url in
             HandshakeHeaders.upstreamRequest(from: head, uri: url.pathPrefix + head.uri, upstreamHost: "\(url.host):\(url.port)",
                                              clientIP: clientIP, clientTLS: clientTLS)
@@ -114,7 +133,7 @@ struct ClientPipeline {
             pending.handshake.refusal = HandshakeHandler.refusal(for: RelayError(.notAnUpgrade))
             return channel.eventLoop.makeSucceededFuture(nil)
         }
-        let admission = admit(client, clientAddress: clientAddress)
+        let admission = admit(client, address: address)
         if let refusal = admission.refusal {
             pending.handshake.refusal = refusal
             return channel.eventLoop.makeSucceededFuture(nil)
@@ -122,7 +141,7 @@ struct ClientPipeline {
         let sessionID = server.makeSessionID()
         guard let fleet = admission.fleet else {
             return dial(channel, head: head, client: client, route: route, urls: urls, makeRequest: makeRequest,
-                        pending: pending, clientAddress: clientAddress, sessionID: sessionID, release: admission.release)
+                        pending: pending, address: address, sessionID: sessionID, release: admission.release)
         }
         // The fleet's counts, after the local rules: one bounded Redis round trip per claim.
         let (limiter, claims) = fleet
@@ -134,23 +153,23 @@ struct ClientPipeline {
                     pending.handshake.refusal = HandshakeHandler.refusal(for: refusal)
                     return channel.eventLoop.makeSucceededFuture(nil)
                 }
-                if let refusal { logger.info("policy dry-run: \(clientAddress) \(refusal) (admitted)") }
+                if let refusal { logger.info("policy dry-run: \(address.ip) \(refusal) (admitted)") }
                 let local = admission.release
                 let release: @Sendable () -> Void = { local?(); limiter.close(claims, session: sessionID) }
                 return self.dial(channel, head: head, client: client, route: route, urls: urls, makeRequest: makeRequest,
-                                 pending: pending, clientAddress: clientAddress, sessionID: sessionID, release: release)
+                                 pending: pending, address: address, sessionID: sessionID, release: release)
             }
     }
 
     /// Opens the session and dials its upstream; `release` runs when the session finishes.
     private func dial(_ channel: Channel, head: HTTPRequestHead, client: ClientHandshake, route: UpstreamRoute, urls: [UpstreamURL],
                       makeRequest: @escaping @Sendable (UpstreamURL) -> WebSocketUpgradeRequest?,
-                      pending: Pending, clientAddress: String, sessionID: UInt64,
+                      pending: Pending, address: ClientAddress, sessionID: UInt64,
                       release: (@Sendable () -> Void)?) -> EventLoopFuture<HTTPHeaders?> {
         let configuration = server.configuration
-        let info = SessionInfo(id: sessionID, clientAddress: clientAddress, user: client.user,
+        let info = SessionInfo(id: sessionID, client: address, user: client.user,
                                database: client.database, target: head.uri, upstream: urls[0].description,
-                               request: head, clientPort: channel.remoteAddress?.port)
+                               request: head)
         let session = RelaySession(info: info, clientChannel: channel, configuration: configuration,
                                    observers: server.observerSet, checkpoints: server.checkpoints,
                                    budget: server.inProgress)
@@ -191,10 +210,10 @@ struct ClientPipeline {
 
     /// Checks the connection rules: the refusal to answer with, or, for an admitted session
     /// (counted by the policy), what to run when the session finishes.
-    private func admit(_ client: ClientHandshake, clientAddress: String) -> Admission {
+    private func admit(_ client: ClientHandshake, address: ClientAddress) -> Admission {
         guard let policy = server.configuration.policy else { return Admission() }
         let connections = policy.connections
-        let facts = HandshakeFacts(clientIP: clientAddress, user: client.user, database: client.database,
+        let facts = HandshakeFacts(clientIP: address.ip, user: client.user, database: client.database,
                                    offeredSubprotocols: client.offeredProtocols, tls: sslContext != nil)
         let verdict = connections.admit(facts, now: server.configuration.policyClock())
         var release: (@Sendable () -> Void)?
@@ -203,7 +222,7 @@ struct ClientPipeline {
         let fleet = policy.state.fleetSessions.flatMap { claims.isEmpty ? nil : ($0, claims) }
         guard case .refuse(let refusal) = verdict else { return Admission(release: release, fleet: fleet) }
         if refusal.dryRun {
-            server.logger.info("policy dry-run: \(clientAddress) \(refusal) (admitted)")
+            server.logger.info("policy dry-run: \(address.ip) \(refusal) (admitted)")
             return Admission(release: release, fleet: fleet)
         }
         // Counted as the policy's verdict from the refusal event, as every other verdict is.

@@ -12,12 +12,13 @@ import NIOSSL
 ///
 /// Programmatic use (benchmarks, tests): make one with a configuration, an event loop group sized
 /// to the machine and a logger; ``start()`` returns the bound address (port 0 picks one);
-/// ``shutdown()`` closes the listener and every session with 1001.
+/// ``shutdown()`` closes the listener and every session with 1001; ``drain(timeout:)`` first gives
+/// the sessions time to end by themselves (``RelayServer+Drain.swift``).
 public final class RelayServer: Sendable {
     public let configuration: RelayConfiguration
-    private let group: EventLoopGroup
+    let group: EventLoopGroup
     private let observers: ObserverSet
-    private let state = NIOLockedValueBox(State())
+    let state = NIOLockedValueBox(State())
     /// Checkpoint IDs seen across sessions, for the analyzers' shared-client findings.
     let checkpoints = CheckpointRegistry()
     /// Partly received messages of all mediating sessions (``RelayLimits/maxRelayBytesInProgress``).
@@ -28,12 +29,18 @@ public final class RelayServer: Sendable {
     /// Where the per-node metrics go (the ``MetricsObserver``'s, when one observes).
     private let metrics: RelayMetrics?
 
-    private struct State {
+    struct State {
         var listener: Channel?
         /// The nodes and their health checks, from ``start()`` on.
         var balancer: UpstreamBalancer?
         var nextSessionID: UInt64 = 1
         var sessions: [UInt64: RelaySession] = [:]
+        /// Set when a drain began: not ready, no new session admitted.
+        var draining = false
+        /// What a drain waits on: completed once, by the last session's end, the timeout or ``stopDraining()``.
+        var drainWait: EventLoopPromise<DrainEnd>?
+        /// ``stopDraining()`` was called: a drain's wait, begun or to begin, ends at once.
+        var drainStopped = false
     }
 
     /// - Parameters:
@@ -165,7 +172,13 @@ public final class RelayServer: Sendable {
     func register(_ session: RelaySession) {
         let id = session.info.id
         state.withLockedValue { $0.sessions[id] = session }
-        session.whenFinished { [self] in _ = state.withLockedValue { $0.sessions.removeValue(forKey: id) } }
+        session.whenFinished { [self] in
+            let allEnded = state.withLockedValue { state in
+                state.sessions.removeValue(forKey: id)
+                return state.draining && state.sessions.isEmpty
+            }
+            if allEnded { endDrainWait(.allEnded) }
+        }
     }
 
     var observerSet: ObserverSet { observers }

@@ -53,6 +53,14 @@ extension RelayCommand {
         configuration.upstreamHandshakeTimeout = .seconds(try OptionCheck.atLeast(handshakeTimeout, 1, option: "--handshake-timeout", unit: " s"))
         configuration.clientHandshakeTimeout = .seconds(try OptionCheck.atLeast(clientHeaderTimeout, 1, option: "--client-header-timeout", unit: " s"))
         configuration.idleTimeout = try OptionCheck.atLeast(idleTimeout, 0, option: "--idle-timeout", unit: " s") > 0 ? .seconds(idleTimeout) : nil
+        if proxyProtocol {
+            var settings = ProxyProtocolSettings()
+            settings.headerTimeout = .seconds(try OptionCheck.atLeast(proxyHeaderTimeout, 1, option: "--proxy-header-timeout", unit: " s"))
+            configuration.proxyProtocol = settings
+        } else if proxyHeaderTimeout != 5 {
+            throw ValidationError("--proxy-header-timeout goes with --proxy-protocol")
+        }
+        configuration.drainTimeout = .seconds(try OptionCheck.atLeast(drainTimeout, 0, option: "--drain-timeout", unit: " s"))
         configuration.eventLoopThreads = try OptionCheck.atLeast(threads, 1, option: "--threads")
         guard inspectionDelayMs >= 0, inspectionDelayMs <= 1000 else {
             throw CommandFailure(cause: "--inspection-delay-ms \(inspectionDelayMs): out of range", hint: "give 0 to 1000 milliseconds")

@@ -12,6 +12,7 @@ import Policy
 import Relay
 import WebView
 import ServiceLifecycle
+import UnixSignals
 
 /// `blipscope relay`: the man-in-the-middle between Couchbase Lite and Sync Gateway.
 struct RelayCommand: AsyncParsableCommand {
@@ -21,7 +22,9 @@ struct RelayCommand: AsyncParsableCommand {
         discussion: """
             Clients connect to ws://LISTEN/{db}/_blipsync (or wss:// with --tls-cert/--tls-key); each
             gets its own upstream WebSocket to the same path. Traffic is forwarded byte for byte and
-            decoded on the side. Stop with Ctrl-C: sessions are closed with 1001 and logs flushed.
+            decoded on the side. SIGTERM drains the relay (/readyz fails, no new connection, sessions
+            get --drain-timeout to end, then 1001); a second signal, or Ctrl-C, stops at once: sessions
+            are closed with 1001, captures and logs flushed.
             """
     )
 
@@ -84,6 +87,15 @@ struct RelayCommand: AsyncParsableCommand {
 
     @Option(help: "Seconds a client has to send its whole request head after connecting (then 408).")
     var clientHeaderTimeout: Int64 = 10
+
+    @Flag(help: "Behind a load balancer: every client connection starts with a PROXY protocol header, v1 or v2 (HAProxy send-proxy / send-proxy-v2), whose client address the relay uses (policy, logs, web view, captures, X-Forwarded-For); a connection without one is closed.")
+    var proxyProtocol = false
+
+    @Option(help: "With --proxy-protocol: seconds a connection has to send its whole PROXY header (then it is closed).")
+    var proxyHeaderTimeout: Int64 = 5
+
+    @Option(help: "On SIGTERM, seconds live sessions get to end by themselves before the rest are closed with 1001.")
+    var drainTimeout: Int64 = 30
 
     @Option(help: "Seconds without traffic after which a session is closed (0: never).")
     var idleTimeout: Int64 = 900
@@ -220,11 +232,13 @@ struct RelayCommand: AsyncParsableCommand {
             FileHandleOutput.standardError(CopyTuning.summary(copies, environment: ProcessInfo.processInfo.environment["GLIBC_TUNABLES"]))
             FileHandleOutput.standardError(Self.inspectionSummary(configuration))
         })
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
+        // Shut down last to first: the relay drains while the admin listener still answers /readyz.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let adminSetup { services.append(.init(service: adminSetup.service(relay: relay, group: group))) }
         if let history = adminSetup?.history?.history, !sgLog.isEmpty {
             services.append(.init(service: SyncGatewayLogFollower(paths: sgLog, history: history)))
         }
+        services.append(.init(service: service))
         let serviceGroup = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigint, .sigterm],
                                  logger: Logger(label: "blipscope.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
@@ -244,16 +258,31 @@ struct RelayCommand: AsyncParsableCommand {
     }
 }
 
-/// Runs the relay under ServiceLifecycle: start, wait for SIGINT/SIGTERM, close every session.
+/// Runs the relay under ServiceLifecycle: start, wait for SIGTERM, drain
+/// (``RelayServer/drain(timeout:)``); a second signal during the drain, or a SIGINT (Ctrl-C)
+/// in the first place, stops it at once.
 struct RelayService: Service {
     let relay: RelayServer
     let announce: @Sendable (SocketAddress) -> Void
 
     func run() async throws {
+        // Trapped from the start: the group's own signal sequence ends at the first signal, and a
+        // second one must still be seen (this sequence yields both).
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let address = try await relay.start()
         announce(address)
         try? await gracefulShutdown()
-        try await relay.shutdown()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var iterator = signals.makeAsyncIterator()
+                // Ctrl-C stops at once, as it always did; SIGTERM drains until a second signal.
+                guard let first = await iterator.next() else { return }
+                if first != .sigint { guard await iterator.next() != nil else { return } }
+                relay.stopDraining()
+            }
+            await relay.drain()
+            group.cancelAll()
+        }
     }
 }
 

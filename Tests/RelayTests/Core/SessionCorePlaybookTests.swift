@@ -32,7 +32,7 @@ struct SessionCorePlaybookTests {
             var configuration = RelayConfiguration(upstream: .single(UpstreamURL("ws://127.0.0.1:4984")!))
             configuration.idleTimeout = .seconds(8)
             configure(&configuration)
-            let info = SessionInfo(id: 7, clientAddress: "127.0.0.1", user: nil, database: "db", target: "/db/_blipsync",
+            let info = SessionInfo(id: 7, client: ClientAddress(peer: try? SocketAddress(ipAddress: "127.0.0.1", port: 50_000)), user: nil, database: "db", target: "/db/_blipsync",
                                    upstream: "ws://127.0.0.1:4984")
             core = SessionCore(info: info, configuration: configuration, observers: ObserverSet([recorder]))
             openingActions = on(.attached(.upstream, at: clock)) + on(.attached(.client, at: clock))

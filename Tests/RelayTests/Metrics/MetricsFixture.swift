@@ -15,12 +15,17 @@ struct MetricsFixture {
     let admin: AdminServer
     let adminPort: Int
 
-    static func start(token: String? = nil, adminTLS: BLIPServerTLS? = nil, relay configureRelay: (inout RelayConfiguration) -> Void = { _ in }) async throws -> MetricsFixture {
+    static func start(token: String? = nil, adminTLS: BLIPServerTLS? = nil,
+                      upstream configureUpstream: (inout BLIPWebSocketServer.Configuration) -> Void = { _ in },
+                      relay configureRelay: (inout RelayConfiguration) -> Void = { _ in }) async throws -> MetricsFixture {
         let registry = PrometheusCollectorRegistry()
         let factory = RelayMetricsFactory(registry: registry, durationBuckets: [.milliseconds(1), .milliseconds(5),
                                                                                .milliseconds(25), .milliseconds(100), .seconds(1)])
         let observer = MetricsObserver(metrics: RelayMetrics(userLabels: true, factory: factory))
-        let harness = try await RelayHarness.start(upstream: { $0.onRequest = replicationPeer }, relay: configureRelay,
+        let harness = try await RelayHarness.start(upstream: { upstream in
+            upstream.onRequest = replicationPeer
+            configureUpstream(&upstream)
+        }, relay: configureRelay,
                                                    observers: [observer])
         let admin = AdminServer(configuration: AdminConfiguration(host: "127.0.0.1", port: 0, bearerToken: token, tls: adminTLS),
                                 group: harness.group, relay: harness.relay, observer: observer,

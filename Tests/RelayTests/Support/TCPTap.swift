@@ -24,7 +24,10 @@ final class TCPTap: Sendable {
         configuration.upstream = .single(UpstreamURL("ws://127.0.0.1:\(port)")!)
     }
 
-    static func start(group: EventLoopGroup, targetPort: Int = 0) async throws -> TCPTap {
+    /// - Parameter prelude: bytes written to the target before anything of each accepted
+    ///   connection (a load balancer's PROXY header), made from the accepted channel.
+    static func start(group: EventLoopGroup, targetPort: Int = 0,
+                      prelude: @escaping @Sendable (Channel) -> [UInt8] = { _ in [] }) async throws -> TCPTap {
         let target = NIOLockedValueBox(targetPort)
         let closedPromise = group.next().makePromise(of: Void.self)
         let forward = NIOLockedValueBox(ByteBuffer())
@@ -34,6 +37,8 @@ final class TCPTap: Sendable {
                 ClientBootstrap(group: inbound.eventLoop)
                     .connect(host: "127.0.0.1", port: target.withLockedValue { $0 })
                     .flatMap { outbound in
+                        let first = prelude(inbound)
+                        if !first.isEmpty { outbound.writeAndFlush(ByteBuffer(bytes: first), promise: nil) }
                         inbound.closeFuture.and(outbound.closeFuture).whenComplete { _ in closedPromise.succeed(()) }
                         return inbound.eventLoop.makeCompletedFuture {
                             try inbound.pipeline.syncOperations.addHandler(Pipe(partner: outbound, record: forward))
