@@ -22,7 +22,10 @@ struct RelayDrainCommandTests {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             let upstream = try await RelayHarness.echoUpstream(group: group)
             let (relay, port) = try await BlipscopeExecutable.startRelay(
-                ["--upstream", "ws://127.0.0.1:\(upstream.localAddress.port!)", "--admin", "127.0.0.1:0"] + arguments)
+                // No health checks: the test's echo peer is no Sync Gateway (its `GET /` is a
+                // refused handshake); `/readyz` then asks the node for a TCP connection.
+                ["--upstream", "ws://127.0.0.1:\(upstream.localAddress.port!)", "--admin", "127.0.0.1:0",
+                 "--upstream-check-interval", "0"] + arguments)
             do {
                 let adminPort = try await relay.announcedPort(after: "admin listener at ")
                 return Running(relay: relay, port: port, adminPort: adminPort, group: group, upstream: upstream)
