@@ -31,7 +31,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     configuration.strict = mode & 1 != 0
     if mode & 2 != 0 { configuration.policy = policy }
     configuration.idleTimeout = mode & 4 != 0 ? nil : .seconds(8)
-    let info = SessionInfo(id: 7, clientAddress: "10.1.2.3", user: "alice", database: "db", target: "/db/_blipsync",
+    let info = SessionInfo(id: 7, client: ClientAddress(peer: try? SocketAddress(ipAddress: "10.1.2.3", port: 50_000)), user: "alice", database: "db", target: "/db/_blipsync",
                            upstream: "ws://127.0.0.1:4984")
     let sink = Sink(readsBodies: mode & 8 == 0)
     let core = SessionCore(info: info, configuration: configuration, observers: ObserverSet([sink]))
