@@ -21,10 +21,11 @@ final class LogLineBatch: LogLineSink, @unchecked Sendable {
         if lines.count >= Self.handOverBytes { handOver() }
     }
 
-    /// Gives the collected lines to the sink, if any; keeps the buffer for the next batch.
+    /// Gives the collected lines to the sink, if any, and frees the buffer: an idle session
+    /// holds no log bytes (one allocation per batch is what that costs).
     func handOver() {
         guard !lines.isEmpty else { return }
         lines.withUnsafeBytes { sink.write(lines: $0) }
-        lines.removeAll(keepingCapacity: lines.capacity <= Self.handOverBytes * 2)
+        lines = []
     }
 }
