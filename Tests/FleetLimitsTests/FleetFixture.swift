@@ -38,14 +38,14 @@ final class FleetFixture: Sendable {
     /// Heartbeats every 250 ms (the fleet converges within the test's waits), and a relay
     /// counts as live for 5 s, so a heartbeat a busy machine delays does not drop it from the
     /// live count; the Redis clients come back within half a second of a restart.
-    /// Redis calls get 2 s, not 250 ms: on a machine busy with the rest of the suite a draw may
-    /// well take longer than the relay's default, and a fallback the test did not cause would
-    /// be counted and logged.
+    /// Redis calls get 5 s, not 250 ms: on a machine busy with the rest of the suite (and six
+    /// spinning processes, `make test-loaded`) a draw may well take longer than the relay's
+    /// default, even 2 s, and a fallback the test did not cause would be counted and logged.
     static func configuration(relay index: Int) -> FleetLimitsConfiguration {
         var configuration = FleetLimitsConfiguration(relayID: "relay-\(index)")
         configuration.heartbeatInterval = 250_000_000
         configuration.relayTTL = 5_000_000_000
-        configuration.redisTimeout = 2_000_000_000
+        configuration.redisTimeout = 5_000_000_000
         return configuration
     }
 

@@ -148,6 +148,35 @@ import Testing
         withExtendedLifetime(closed) {}
     }
 
+    /// A node that goes away under live sessions: its session ends on both sides with the node's
+    /// own close, logged with the session's line; the other node's session goes on, and the next
+    /// session goes to the node that is left.
+    @Test func aNodeStoppingUnderLiveSessionsEndsOnlyItsOwn() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        let a = try await NodesFixture.gateway(group: group), b = try await NodesFixture.gateway(group: group)
+        let nodeA = NodesFixture.url(a.port).node, nodeB = NodesFixture.url(b.port).node
+        let fixture = try await NodesFixture.start(nodes: [NodesFixture.url(a.port), NodesFixture.url(b.port)], group: group)
+        let first = try await fixture.connected(), second = try await fixture.connected()
+        #expect(Set([first.node, second.node]) == [nodeA, nodeB])
+        let onA = first.node == nodeA ? first : second, onB = first.node == nodeB ? first : second
+
+        try await b.stop()
+        let close = try await withTimeout { try await onB.client.closed.get() }
+        #expect(close.code == 1001 && close.reason == "gateway stopping", "the client gets the node's own close")
+        let line = try await fixture.logLine(containing: "event=close")
+        #expect(line.contains("upstreamClose=") && line.contains("1001") && line.contains("gateway stopping"), "\(line)")
+        let reply = try await withTimeout {
+            try await onA.client.request(.request(profile: "getCheckpoint", properties: ["client": "still-there"]))
+        }
+        #expect(reply.type == .error || reply.type == .response, "the session on the other node goes on")
+        try await fixture.until("b has no live session") { $0.first { $0.node == nodeB }?.live == 0 }
+        #expect(try await fixture.connected().node == nodeA, "a new session goes to the node that is left")
+        try? await onA.client.close()
+        try await fixture.shutdown()
+        try await a.stop()
+        try await group.shutdownGracefully()
+    }
+
     /// The checker takes a node that went away down (no new sessions), brings it back once it
     /// answers again, and `/readyz` follows: ready while one node is up.
     @Test func aNodeThatGoesAwayIsTakenDownAndComesBack() async throws {
