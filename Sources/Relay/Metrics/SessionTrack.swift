@@ -40,7 +40,6 @@ final class SessionTrack: @unchecked Sendable {
     private let counts = NIOLockedValueBox(Counts())
     /// Counted since the last ``publish()``; its `recent` holds at most ``recentCapacity``.
     private var unpublished = Counts()
-    private var hasUnpublished = false
 
     static let recentCapacity = 100
 
@@ -57,7 +56,6 @@ final class SessionTrack: @unchecked Sendable {
 
     func countFrame(direction: Int, wireBytes: Int) {
         unpublished.bytes[direction] += wireBytes
-        hasUnpublished = true
     }
 
     /// Counts a complete message of `wireBytes` payload bytes and keeps it among the recent ones
@@ -66,13 +64,13 @@ final class SessionTrack: @unchecked Sendable {
         unpublished.bytes[recent.direction.rawValue] += wireBytes
         unpublished.messages[recent.direction.rawValue] += 1
         unpublished.recent.append(recent)
-        hasUnpublished = true
         if unpublished.recent.count >= Self.recentCapacity { publish() }
     }
 
     /// Moves what was counted since the last time into the table the admin reads: one lock.
     func publish() {
-        guard hasUnpublished else { return }
+        // Bytes count every message and undecoded frame: none means nothing waits.
+        guard unpublished.bytes[0] != 0 || unpublished.bytes[1] != 0 || !unpublished.recent.isEmpty else { return }
         counts.withLockedValue { counts in
             for direction in 0..<2 {
                 counts.bytes[direction] += unpublished.bytes[direction]
@@ -90,7 +88,6 @@ final class SessionTrack: @unchecked Sendable {
         unpublished.bytes = [0, 0]
         unpublished.messages = [0, 0]
         unpublished.recent.removeAll(keepingCapacity: true)
-        hasUnpublished = false
     }
 
     /// Messages and bytes each way, and the recent messages oldest first.
